@@ -1,0 +1,93 @@
+"""One exception tree for the whole middleware.
+
+Every class carries the HTTP status a server should answer with, so errors are
+rendered in one place (the CLI prints ``str(err)`` as one line; the Flask app
+turns ``status`` and ``to_dict()`` into a JSON response).
+
+>>> err = BadRequest("not an IRI: 'a b'", hint="IRIs may not contain spaces")
+>>> err.status, str(err)
+(400, "not an IRI: 'a b' (IRIs may not contain spaces)")
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class MiddlewareError(Exception):
+    """Base of every error the middleware raises on purpose."""
+
+    status = 500
+    code = "internal_error"
+
+    def __init__(self, message: str, *, hint: str | None = None, **context: Any) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+        self.context = context
+
+    def __str__(self) -> str:
+        return f"{self.message} ({self.hint})" if self.hint else self.message
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form for APIs and ``--json`` output."""
+        body: dict[str, Any] = {"error": self.code, "status": self.status, "message": self.message}
+        if self.hint:
+            body["hint"] = self.hint
+        if self.context:
+            body["context"] = {k: str(v) for k, v in self.context.items()}
+        return body
+
+
+class BadRequest(MiddlewareError):
+    """The caller sent something invalid: a bad IRI, bad SPARQL, a bad option."""
+
+    status = 400
+    code = "bad_request"
+
+
+class ReadOnlyViolation(BadRequest):
+    """A SPARQL update (INSERT, DELETE, LOAD, CLEAR, ...) where only queries are allowed."""
+
+    code = "read_only"
+
+
+class LoadError(BadRequest):
+    """An input file could not be parsed; ``path`` and ``line`` say where."""
+
+    code = "load_error"
+
+    def __init__(self, path: str, line: int | None, what: str, *, hint: str | None = None) -> None:
+        where = f"{path}:{line}" if line is not None else f"{path}"
+        super().__init__(f"{where}: {what}", hint=hint, path=path, line=line)
+        self.path = path
+        self.line = line
+        self.what = what
+
+
+class NotFound(MiddlewareError):
+    """An entity, profile, source or file that does not exist."""
+
+    status = 404
+    code = "not_found"
+
+
+class ConfigError(MiddlewareError):
+    """A setting, profile or ontology file is invalid."""
+
+    status = 500
+    code = "config_error"
+
+
+class EndpointError(MiddlewareError):
+    """A SPARQL endpoint failed or answered with something that is not a SPARQL result."""
+
+    status = 502
+    code = "endpoint_error"
+
+
+class EndpointTimeout(EndpointError):
+    """A query ran past its timeout (endpoint or local store)."""
+
+    status = 504
+    code = "endpoint_timeout"

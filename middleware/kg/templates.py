@@ -1,0 +1,76 @@
+"""SPARQL templates from ``sparql/*.rq`` with safely bound placeholders.
+
+A placeholder is ``{{name}}`` (a term, an int, or a list joined by spaces for
+``VALUES``) or ``{{name|csv}}`` (a list joined by commas for ``IN (...)``). Values
+are rendered from real RDF terms, so no caller text can change the query's shape.
+
+>>> from pyoxigraph import Literal, NamedNode
+>>> render_template("SELECT * { ?s ?p {{o}} } LIMIT {{n}}", {"o": Literal('a"} #'), "n": 5})
+'SELECT * { ?s ?p "a\\\\"} #" } LIMIT 5'
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from pathlib import Path
+
+from pyoxigraph import BlankNode, Literal, NamedNode
+
+from middleware.errors import ConfigError
+from middleware.resources import resource_dir
+
+PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*(\|\s*csv\s*)?\}\}")
+
+
+def _render_term(name: str, value: object) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, NamedNode | Literal):
+        return str(value)
+    if isinstance(value, BlankNode):
+        raise ConfigError(f"placeholder {name!r}: blank nodes cannot be bound into a query")
+    raise ConfigError(f"placeholder {name!r}: cannot bind a {type(value).__name__}; use an RDF term")
+
+
+def render_template(text: str, bindings: Mapping[str, object]) -> str:
+    """Replace every placeholder in ``text``; a missing binding is a ConfigError."""
+
+    def replace(match: re.Match[str]) -> str:
+        name, csv = match.group(1), match.group(2)
+        if name not in bindings:
+            raise ConfigError(f"template needs a value for {{{{{name}}}}}")
+        value = bindings[name]
+        if isinstance(value, list | tuple):
+            parts = [_render_term(name, item) for item in value]
+            return (", " if csv else " ").join(parts)
+        return _render_term(name, value)
+
+    return PLACEHOLDER.sub(replace, text)
+
+
+class TemplateSet:
+    """Named templates from the sparql/ folder; a profile may point a name elsewhere."""
+
+    def __init__(self, overrides: Mapping[str, str] | None = None, root: Path | None = None) -> None:
+        self.root = root or resource_dir("sparql")
+        self.overrides = dict(overrides or {})
+        self._cache: dict[str, str] = {}
+
+    def path(self, name: str) -> Path:
+        relative = self.overrides.get(name, f"{name}.rq")
+        return self.root / relative
+
+    def text(self, name: str) -> str:
+        if name not in self._cache:
+            path = self.path(name)
+            try:
+                self._cache[name] = path.read_text(encoding="utf-8")
+            except OSError as err:
+                raise ConfigError(f"SPARQL template {name!r} not found at {path}") from err
+        return self._cache[name]
+
+    def render(self, name: str, **bindings: object) -> str:
+        return render_template(self.text(name), bindings)

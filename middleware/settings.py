@@ -1,0 +1,167 @@
+"""One registry of settings: name, type, default and help.
+
+Values are resolved, lowest priority first, from the defaults, a ``kgmw.toml``
+file (``--config``, ``$KGMW_CONFIG`` or ``./kgmw.toml``), ``KGMW_*`` environment
+variables and explicit overrides (CLI flags, server arguments). Nothing is read at
+import time.
+
+>>> s = Settings.load(env={"KGMW_TIMEOUT": "5"}, overrides={"max_hops": 3}, config_path=None)
+>>> s.timeout, s.max_hops, s.source_of("timeout")
+(5.0, 3, 'env')
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from middleware.errors import ConfigError
+
+
+@dataclass(frozen=True)
+class Setting:
+    name: str
+    type: type
+    default: Any
+    help: str
+
+    @property
+    def env_var(self) -> str:
+        return "KGMW_" + self.name.upper()
+
+    def coerce(self, value: Any, origin: str) -> Any:
+        """Convert ``value`` (from TOML, env or CLI) to this setting's type."""
+        if value is None:
+            return None
+        try:
+            if self.type is bool:
+                if isinstance(value, bool):
+                    return value
+                text = str(value).strip().lower()
+                if text in {"1", "true", "yes", "on"}:
+                    return True
+                if text in {"0", "false", "no", "off"}:
+                    return False
+                raise ValueError(text)
+            return self.type(value)
+        except (TypeError, ValueError) as err:
+            raise ConfigError(
+                f"setting {self.name!r} from {origin}: {value!r} is not a valid {self.type.__name__}",
+                hint=self.help,
+            ) from err
+
+
+SETTINGS: tuple[Setting, ...] = (
+    Setting("store", str, None, "Directory of a persistent local store; unset means the bundled sample graph."),
+    Setting("endpoint", str, None, "URL of a SPARQL 1.1 endpoint to use instead of a local store."),
+    Setting("profile", str, None, "Source profile name (mappings/NAME.yaml) or path; default 'generic', 'metaqa' for the sample graph."),
+    Setting("timeout", float, 30.0, "Seconds one SPARQL query may take before it fails with EndpointTimeout."),
+    Setting("retries", int, 3, "Retries of an endpoint query after 429, 5xx or a dropped connection."),
+    Setting("backoff", float, 0.5, "First retry delay in seconds; doubles each retry unless Retry-After says otherwise."),
+    Setting("max_retry_wait", float, 30.0, "Longest wait in seconds a Retry-After header may ask for; longer asks fail at once."),
+    Setting("user_agent", str, "kg-middleware/0.1 (+https://kgmw.dev)", "User-Agent sent to SPARQL endpoints."),
+    Setting("neighbors_limit", int, 100, "Most triples neighbors() returns."),
+    Setting("paths_limit", int, 100, "Most paths paths() returns."),
+    Setting("max_hops", int, 2, "Default hop count for paths() (1 to 3)."),
+    Setting("link_limit", int, 5, "Most candidate entities linking returns for a mention."),
+    Setting("fuzzy_cutoff", float, 85.0, "Lowest fuzzy-match score (0-100) for a typo-tolerant link."),
+    Setting("literal_max_chars", int, 80, "Longest literal shown by verbalization before it is cut."),
+    Setting("cache_dir", str, None, "Where the sample store and caches live; default the user cache directory."),
+    Setting("progress", bool, True, "Show progress bars on long work (loading)."),
+)
+REGISTRY: dict[str, Setting] = {s.name: s for s in SETTINGS}
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    try:
+        with path.open("rb") as handle:
+            data = tomllib.load(handle)
+    except tomllib.TOMLDecodeError as err:
+        raise ConfigError(f"{path}: not valid TOML: {err}") from err
+    except OSError as err:
+        raise ConfigError(f"{path}: cannot read config file: {err.strerror}") from err
+    section = data.get("kgmw", data)
+    if not isinstance(section, dict):
+        raise ConfigError(f"{path}: [kgmw] must be a table")
+    return section
+
+
+class Settings:
+    """Resolved settings; read values as attributes (``settings.timeout``)."""
+
+    def __init__(self, values: Mapping[str, Any], origins: Mapping[str, str]) -> None:
+        self._values = dict(values)
+        self._origins = dict(origins)
+
+    @classmethod
+    def load(
+        cls,
+        *,
+        config_path: str | Path | None | bool = True,
+        env: Mapping[str, str] | None = None,
+        overrides: Mapping[str, Any] | None = None,
+    ) -> Settings:
+        """Resolve every setting. ``config_path=True`` looks for the usual config files."""
+        env = os.environ if env is None else env
+        values = {s.name: s.default for s in SETTINGS}
+        origins = {s.name: "default" for s in SETTINGS}
+
+        path: Path | None = None
+        if config_path is True:
+            named = env.get("KGMW_CONFIG")
+            if named:
+                path = Path(named)
+            elif Path("kgmw.toml").is_file():
+                path = Path("kgmw.toml")
+        elif config_path:
+            path = Path(config_path)
+        if path is not None:
+            for key, raw in _read_toml(path).items():
+                setting = cls._lookup(key, f"{path}")
+                values[key] = setting.coerce(raw, str(path))
+                origins[key] = str(path)
+
+        for setting in SETTINGS:
+            if setting.env_var in env:
+                values[setting.name] = setting.coerce(env[setting.env_var], setting.env_var)
+                origins[setting.name] = "env"
+
+        for key, raw in (overrides or {}).items():
+            if raw is None:
+                continue
+            setting = cls._lookup(key, "overrides")
+            values[key] = setting.coerce(raw, "command line")
+            origins[key] = "cli"
+        return cls(values, origins)
+
+    @staticmethod
+    def _lookup(key: str, origin: str) -> Setting:
+        try:
+            return REGISTRY[key]
+        except KeyError:
+            known = ", ".join(sorted(REGISTRY))
+            raise ConfigError(f"unknown setting {key!r} in {origin}", hint=f"known: {known}") from None
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return self.__dict__["_values"][name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+    def source_of(self, name: str) -> str:
+        """Where a value came from: 'default', a file path, 'env' or 'cli'."""
+        return self._origins[name]
+
+    def as_dict(self) -> dict[str, Any]:
+        return dict(self._values)
+
+    def replace(self, **changes: Any) -> Settings:
+        values, origins = dict(self._values), dict(self._origins)
+        for key, raw in changes.items():
+            values[key] = self._lookup(key, "replace").coerce(raw, "replace")
+            origins[key] = "cli"
+        return Settings(values, origins)

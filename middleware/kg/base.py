@@ -184,7 +184,7 @@ class GraphOperations(ABC):
         ordered (outgoing first, then by predicate and other end) and capped by ``limit``.
         """
         node = to_iri(entity)
-        limit = _check_limit(limit or self.neighbors_limit, "neighbors")
+        limit = _check_limit(self.neighbors_limit if limit is None else limit, "neighbors")
         if direction not in ("out", "in", "both"):
             raise BadRequest(f"direction must be 'out', 'in' or 'both', got {direction!r}")
         found: list[Triple] = []
@@ -214,7 +214,7 @@ class GraphOperations(ABC):
         hops = self.default_max_hops if max_hops is None else max_hops
         if not isinstance(hops, int) or not 1 <= hops <= 3:
             raise BadRequest(f"max_hops must be 1, 2 or 3, got {hops!r}")
-        limit = _check_limit(limit or self.paths_limit, "paths")
+        limit = _check_limit(self.paths_limit if limit is None else limit, "paths")
         if start == end:
             return []
         found: list[Path] = []

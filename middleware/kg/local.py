@@ -206,6 +206,11 @@ class LocalStore(GraphOperations):
     def __len__(self) -> int:
         return len(self._store)
 
+    def close(self) -> None:
+        """Release the on-disk store (RocksDB closes when its last handle goes)."""
+        self._store = ox.Store()
+        self.read_only = True
+
     def label_rows(self) -> Iterator[tuple[NamedNode, str, bool]]:
         """Every (entity, label text, is_alias) of the store, for an in-memory index."""
         groups = ((p, False) for p in self.profile.label_predicates)

@@ -27,7 +27,7 @@ def check_read_only(sparql: str) -> QueryKind:
     >>> check_read_only("DROP ALL")
     Traceback (most recent call last):
     ...
-    middleware.errors.ReadOnlyViolation: SPARQL updates are not allowed here: this is a DROP request (send a SELECT, ASK, CONSTRUCT or DESCRIBE query)
+    middleware.errors.ReadOnlyViolation: SPARQL updates are not allowed here: this request is DROP (send a SELECT, ASK, CONSTRUCT or DESCRIBE query)
     """
     if len(sparql) > MAX_QUERY_CHARS:
         raise BadRequest(f"query of {len(sparql)} characters is longer than {MAX_QUERY_CHARS}")
@@ -43,7 +43,7 @@ def check_read_only(sparql: str) -> QueryKind:
         operations = [op.name for op in update.get("request", [])]
         names = ", ".join(_update_name(op) for op in operations) or "an update"
         raise ReadOnlyViolation(
-            f"SPARQL updates are not allowed here: this is a {names} request",
+            f"SPARQL updates are not allowed here: this request is {names}",
             hint="send a SELECT, ASK, CONSTRUCT or DESCRIBE query",
         ) from None
     return _KINDS.get(parsed[1].name, "select")

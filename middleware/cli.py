@@ -1,0 +1,268 @@
+"""``kgmw``: the command-line shell over the Python API.
+
+Every command takes its source from ``--store DIR``, ``--endpoint URL`` or, with
+neither, the bundled sample graph; ``--json`` prints machine-readable output.
+Errors print one line (``kgmw: error: ...``) and exit non-zero.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+from pyoxigraph import NamedNode
+
+from middleware.errors import BadRequest, MiddlewareError, NotFound
+from middleware.kg.base import GraphOperations
+from middleware.kg.local import LocalStore
+from middleware.kg.terms import looks_like_iri, to_iri
+from middleware.linking import EntityLinker
+from middleware.serialize import entity_json, path_json, result_json, term_json, triple_json
+from middleware.settings import Settings
+from middleware.sources import open_graph
+from middleware.verbalize import Verbalizer
+
+F = TypeVar("F", bound=Callable[..., Any])
+CELL_WIDTH = 70
+
+
+def source_options(func: F) -> F:
+    """Options shared by every command that reads a graph."""
+    options = [
+        click.option("--store", type=click.Path(file_okay=False), help="Local store directory (default: the bundled sample graph)."),
+        click.option("--endpoint", help="SPARQL endpoint URL to query instead of a local store."),
+        click.option("--profile", help="Source profile: a name in mappings/ or a YAML path."),
+        click.option("--timeout", type=float, help="Seconds a SPARQL query may take."),
+        click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table."),
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+def _settings(ctx: click.Context, **overrides: Any) -> Settings:
+    return Settings.load(config_path=ctx.obj.get("config") or True, overrides=overrides)
+
+
+def _graph(ctx: click.Context, store: str | None, endpoint: str | None, profile: str | None,
+           timeout: float | None, **extra: Any) -> tuple[Settings, GraphOperations]:
+    settings = _settings(ctx, store=store, endpoint=endpoint, profile=profile, timeout=timeout, **extra)
+    return settings, open_graph(settings)
+
+
+def _resolve(graph: GraphOperations, text: str, settings: Settings) -> NamedNode:
+    """An IRI as given, or the best entity for a label."""
+    if looks_like_iri(text):
+        return to_iri(text)
+    linker = EntityLinker(graph, fuzzy_cutoff=settings.fuzzy_cutoff)
+    best = linker.best(text)
+    if best is None:
+        raise NotFound(f"no entity in {graph.name!r} matches {text!r}", hint="try `kgmw link` or give an IRI")
+    return best.iri
+
+
+def _cut(text: str) -> str:
+    return text if len(text) <= CELL_WIDTH else text[: CELL_WIDTH - 1] + "…"
+
+
+def print_table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> None:
+    """Aligned columns; long cells are cut."""
+    cells = [[_cut(str(c)) for c in row] for row in rows]
+    widths = [max([len(h), *(len(r[i]) for r in cells)]) for i, h in enumerate(headers)]
+    line = "  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)).rstrip()
+    click.echo(line)
+    click.echo("  ".join("-" * w for w in widths))
+    for row in cells:
+        click.echo("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())
+
+
+def _echo_json(data: object) -> None:
+    click.echo(json.dumps(data, ensure_ascii=False, indent=2))
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--config", type=click.Path(dir_okay=False), help="Settings file (default: $KGMW_CONFIG or ./kgmw.toml).")
+@click.version_option(package_name="kg-middleware", prog_name="kgmw")
+@click.pass_context
+def cli(ctx: click.Context, config: str | None) -> None:
+    """Ground LLM answers in knowledge graphs: load, query and explore RDF sources."""
+    ctx.obj = {"config": config}
+
+
+@cli.command()
+@click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.option("--store", required=True, type=click.Path(file_okay=False), help="Store directory to load into (created if missing).")
+@click.option("--format", "fmt", help="Input format for all files: nt, nq, ttl, trig, n3, rdfxml, jsonld, trix, hext, delimited (default: from the file name).")
+@click.option("--profile", help="Profile mapping delimited rows to IRIs and labels (default: the store's, else generic).")
+@click.option("--progress/--no-progress", default=None, help="Show a progress bar (default: on).")
+@click.pass_context
+def load(ctx: click.Context, files: tuple[str, ...], store: str, fmt: str | None,
+         profile: str | None, progress: bool | None) -> None:
+    """Load RDF or delimited triple files into a store, all or nothing."""
+    settings = _settings(ctx, store=store, profile=profile, progress=progress)
+    target = LocalStore(store, profile=settings.profile, progress=settings.progress)
+    report = target.load(list(files), format=fmt)
+    click.echo(
+        f"loaded {report.quads_read:,} triples from {len(report.files)} file(s) in "
+        f"{report.seconds:.1f} s ({report.rate:,.0f} triples/s); "
+        f"{target.name} now holds {len(target):,} triples (profile {target.profile.name})"
+    )
+
+
+@cli.command()
+@click.argument("sparql")
+@source_options
+@click.pass_context
+def query(ctx: click.Context, sparql: str, store: str | None, endpoint: str | None,
+          profile: str | None, timeout: float | None, as_json: bool) -> None:
+    """Run a read-only SPARQL query (SPARQL text, @FILE, or - for stdin)."""
+    if sparql == "-":
+        sparql = sys.stdin.read()
+    elif sparql.startswith("@"):
+        try:
+            sparql = Path(sparql[1:]).read_text(encoding="utf-8")
+        except OSError as err:
+            raise BadRequest(f"cannot read query file {sparql[1:]}: {err.strerror}") from err
+    _, graph = _graph(ctx, store, endpoint, profile, timeout)
+    result = graph.query(sparql)
+    if as_json:
+        _echo_json(result_json(result))
+    elif result.kind == "ask":
+        click.echo("yes" if result.boolean else "no")
+    elif result.kind == "graph":
+        for s, p, o in result.triples:
+            click.echo(f"{s} {p} {o} .")
+    else:
+        print_table(result.variables, [[row[v].value if v in row else "" for v in result.variables] for row in result.rows])
+        click.echo(f"({len(result.rows)} rows)")
+
+
+@cli.command()
+@click.argument("entity")
+@click.option("--direction", type=click.Choice(["both", "out", "in"]), default="both", show_default=True, help="Which edges to follow.")
+@click.option("--limit", type=int, help="Most triples to show (default: setting neighbors_limit).")
+@source_options
+@click.pass_context
+def neighbors(ctx: click.Context, entity: str, direction: str, limit: int | None, store: str | None,
+              endpoint: str | None, profile: str | None, timeout: float | None, as_json: bool) -> None:
+    """Triples around ENTITY (an IRI or a label)."""
+    settings, graph = _graph(ctx, store, endpoint, profile, timeout)
+    node = _resolve(graph, entity, settings)
+    triples = graph.neighbors(node, direction=direction, limit=limit)  # type: ignore[arg-type]
+    verbalizer = Verbalizer(graph, literal_max_chars=settings.literal_max_chars)
+    texts = verbalizer.triples(triples)
+    if as_json:
+        _echo_json({"entity": node.value, "triples": [triple_json(t, x) for t, x in zip(triples, texts, strict=True)]})
+        return
+    rows = []
+    for triple in triples:
+        forward = triple.subject == node
+        other = triple.object if forward else triple.subject
+        rows.append([
+            "out" if forward else "in",
+            verbalizer.relation(triple.predicate, forward=forward),
+            verbalizer.name(other),
+            other.value if isinstance(other, NamedNode) else "",
+        ])
+    click.echo(f"{verbalizer.name(node)} <{node.value}>")
+    print_table(["dir", "relation", "neighbour", "iri"], rows)
+
+
+@cli.command()
+@click.argument("a")
+@click.argument("b")
+@click.option("--max-hops", type=click.IntRange(1, 3), help="Longest path, 1-3 (default: setting max_hops).")
+@click.option("--limit", type=int, help="Most paths to show (default: setting paths_limit).")
+@source_options
+@click.pass_context
+def paths(ctx: click.Context, a: str, b: str, max_hops: int | None, limit: int | None, store: str | None,
+          endpoint: str | None, profile: str | None, timeout: float | None, as_json: bool) -> None:
+    """All simple paths between A and B (IRIs or labels), edges in either direction."""
+    settings, graph = _graph(ctx, store, endpoint, profile, timeout)
+    start, end = _resolve(graph, a, settings), _resolve(graph, b, settings)
+    found = graph.paths(start, end, max_hops=max_hops, limit=limit)
+    verbalizer = Verbalizer(graph, literal_max_chars=settings.literal_max_chars)
+    if as_json:
+        _echo_json({"a": start.value, "b": end.value,
+                    "paths": [path_json(p, verbalizer.path(p)) for p in found]})
+        return
+    click.echo(f"{len(found)} path(s) between {verbalizer.name(start)} and {verbalizer.name(end)} in {graph.name!r}:")
+    for path in found:
+        click.echo("  " + verbalizer.path(path, style="arrows"))
+
+
+@cli.command()
+@click.argument("text")
+@click.option("--limit", type=int, help="Most candidates (default: setting link_limit).")
+@source_options
+@click.pass_context
+def link(ctx: click.Context, text: str, limit: int | None, store: str | None, endpoint: str | None,
+         profile: str | None, timeout: float | None, as_json: bool) -> None:
+    """Rank the entities that TEXT may name."""
+    settings, graph = _graph(ctx, store, endpoint, profile, timeout)
+    linker = EntityLinker(graph, limit=settings.link_limit, fuzzy_cutoff=settings.fuzzy_cutoff)
+    found = linker.link(text, limit=limit)
+    if as_json:
+        _echo_json([entity_json(e) for e in found])
+        return
+    if not found:
+        raise NotFound(f"no entity in {graph.name!r} matches {text!r}")
+    rows = [[i + 1, f"{e.score:.2f}", e.match, e.label, graph.degree(e.iri), e.iri.value] for i, e in enumerate(found)]
+    print_table(["#", "score", "match", "label", "degree", "iri"], rows)
+
+
+@cli.command()
+@click.argument("entity")
+@source_options
+@click.pass_context
+def describe(ctx: click.Context, entity: str, store: str | None, endpoint: str | None,
+             profile: str | None, timeout: float | None, as_json: bool) -> None:
+    """Label, aliases, description and degree of ENTITY."""
+    settings, graph = _graph(ctx, store, endpoint, profile, timeout)
+    found = graph.describe(_resolve(graph, entity, settings))
+    degree = graph.degree(found.iri)
+    if as_json:
+        _echo_json({**entity_json(found), "degree": degree, "term": term_json(found.iri)})
+        return
+    print_table(["field", "value"], [
+        ["iri", found.iri.value], ["label", found.label or ""], ["aliases", ", ".join(found.aliases)],
+        ["description", found.description or ""], ["degree", degree], ["source", found.source]])
+
+
+@cli.command("settings")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
+@click.pass_context
+def show_settings(ctx: click.Context, as_json: bool) -> None:
+    """Every setting with its value and where the value came from."""
+    settings = _settings(ctx)
+    values = settings.as_dict()
+    if as_json:
+        _echo_json({k: {"value": v, "from": settings.source_of(k)} for k, v in values.items()})
+        return
+    print_table(["setting", "value", "from"], [[k, v, settings.source_of(k)] for k, v in values.items()])
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point: runs a command, prints errors as one line, returns the exit status."""
+    try:
+        cli.main(args=list(argv) if argv is not None else None, prog_name="kgmw", standalone_mode=False)
+    except MiddlewareError as err:
+        click.echo(f"kgmw: error: {err}", err=True)
+        return 2 if 400 <= err.status < 500 else 1
+    except click.ClickException as err:
+        err.show()
+        return err.exit_code
+    except (click.exceptions.Abort, KeyboardInterrupt):
+        click.echo("kgmw: interrupted", err=True)
+        return 130
+    except BrokenPipeError:
+        return 0
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,112 @@
+"""Shared fixtures: the network is blocked, real SPARQL servers run on free local ports."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+DATA = Path(__file__).parent / "data"
+_LOCAL_HOSTS = {"127.0.0.1", "::1", "localhost", "0.0.0.0", ""}
+_real_connect = socket.socket.connect
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--live", action="store_true", help="run tests that reach public SPARQL endpoints")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if config.getoption("--live"):
+        return
+    skip = pytest.mark.skip(reason="reaches a public endpoint: run with --live")
+    for item in items:
+        if "live" in item.keywords:
+            item.add_marker(skip)
+
+
+@pytest.fixture(autouse=True)
+def _block_network(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Only loopback connections are allowed unless a test is marked live."""
+    if "live" in request.keywords:
+        return
+
+    def guarded(sock: socket.socket, address: object) -> None:
+        host = address[0] if isinstance(address, tuple) else ""
+        if isinstance(address, tuple) and host not in _LOCAL_HOSTS and not str(host).startswith("127."):
+            raise OSError(f"network access blocked in tests: {address!r}")
+        _real_connect(sock, address)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(socket.socket, "connect", guarded)
+
+
+@pytest.fixture(autouse=True)
+def _isolated_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Keep every test's caches and config out of the user's home."""
+    cache = os.environ.get("KGMW_TEST_CACHE") or str(tmp_path_factory.getbasetemp() / "kgmw-cache")
+    monkeypatch.setenv("KGMW_CACHE_DIR", cache)
+    for name in list(os.environ):
+        if name.startswith("KGMW_") and name not in ("KGMW_CACHE_DIR",):
+            monkeypatch.delenv(name, raising=False)
+
+
+def free_port() -> int:
+    """A port the OS hands out for port 0, released for the server to take."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def oxigraph_binary() -> str:
+    found = shutil.which("oxigraph") or str(Path(sys.executable).parent / "oxigraph")
+    if not Path(found).exists():
+        pytest.fail("the oxigraph server is missing: pip install oxigraph")
+    return found
+
+
+def wait_until_up(url: str, process: subprocess.Popen[bytes], seconds: float = 20.0) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            return False
+        try:
+            with urllib.request.urlopen(url, timeout=1):
+                return True
+        except OSError:
+            time.sleep(0.1)
+    return False
+
+
+@pytest.fixture(scope="session")
+def oxigraph_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A real Oxigraph SPARQL server loaded with tests/data/films.ttl; yields its query URL."""
+    binary = oxigraph_binary()
+    location = tmp_path_factory.mktemp("oxigraph")
+    subprocess.run(
+        [binary, "load", "--location", str(location), "--file", str(DATA / "films.ttl")],
+        check=True, capture_output=True,
+    )
+    for _ in range(5):
+        port = free_port()
+        process = subprocess.Popen(
+            [binary, "serve-read-only", "--location", str(location), "--bind", f"127.0.0.1:{port}"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        )
+        base = f"http://127.0.0.1:{port}"
+        if wait_until_up(f"{base}/query?query=ASK%7B%7D", process):
+            try:
+                yield f"{base}/query"
+            finally:
+                process.terminate()
+                process.wait(timeout=10)
+            return
+        process.kill()
+        process.wait()
+    pytest.fail("could not start the oxigraph server")

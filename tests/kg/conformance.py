@@ -1,0 +1,147 @@
+"""One behaviour suite for every KnowledgeGraph backend (inherited by each backend's tests)."""
+
+from __future__ import annotations
+
+import pytest
+from pyoxigraph import Literal, NamedNode
+
+from middleware.errors import BadRequest, NotFound, ReadOnlyViolation
+from middleware.kg.base import GraphOperations, KnowledgeGraph
+
+EX = "http://example.org/film/"
+
+
+def ex(name: str) -> NamedNode:
+    return NamedNode(EX + name)
+
+
+class GraphConformance:
+    """Subclasses provide a ``graph`` fixture holding tests/data/films.ttl (generic profile)."""
+
+    def test_satisfies_protocol(self, graph: GraphOperations) -> None:
+        assert isinstance(graph, KnowledgeGraph)
+
+    # neighbors --------------------------------------------------------------------------
+    def test_neighbors_out_skip_labels_and_descriptions(self, graph: GraphOperations) -> None:
+        triples = graph.neighbors(ex("Titanic"), direction="out")
+        assert {(t.predicate, t.object) for t in triples} == {
+            (ex("directedBy"), ex("Cameron")),
+            (ex("starring"), ex("DiCaprio")),
+            (ex("starring"), ex("Winslet")),
+            (ex("releaseYear"), Literal("1997", datatype=NamedNode("http://www.w3.org/2001/XMLSchema#gYear"))),
+        }
+        assert all(t.subject == ex("Titanic") and t.source == graph.name for t in triples)
+
+    def test_neighbors_in(self, graph: GraphOperations) -> None:
+        triples = graph.neighbors(ex("DiCaprio"), direction="in")
+        assert sorted(t.subject.value for t in triples) == [
+            EX + "Inception", EX + "RevolutionaryRoad", EX + "Titanic"
+        ]
+        assert all(t.object == ex("DiCaprio") for t in triples)
+
+    def test_neighbors_both_outgoing_first_and_limited(self, graph: GraphOperations) -> None:
+        both = graph.neighbors(ex("Winslet"), direction="both")
+        assert both[0].subject == ex("Winslet") and both[0].predicate == ex("marriedTo")
+        assert len(both) == 3
+        assert len(graph.neighbors(ex("Winslet"), limit=2)) == 2
+
+    def test_neighbors_are_ordered_the_same_every_time(self, graph: GraphOperations) -> None:
+        assert graph.neighbors(ex("Titanic")) == graph.neighbors(ex("Titanic"))
+
+    def test_neighbors_of_unknown_entity_is_empty(self, graph: GraphOperations) -> None:
+        assert graph.neighbors(ex("Nobody")) == []
+
+    def test_bad_arguments(self, graph: GraphOperations) -> None:
+        with pytest.raises(BadRequest):
+            graph.neighbors("not an iri")
+        with pytest.raises(BadRequest):
+            graph.neighbors(ex("Titanic"), limit=0)
+        with pytest.raises(BadRequest):
+            graph.neighbors(ex("Titanic"), direction="sideways")  # type: ignore[arg-type]
+        with pytest.raises(BadRequest):
+            graph.paths(ex("Titanic"), ex("Avatar"), max_hops=4)
+
+    # paths ------------------------------------------------------------------------------
+    def test_one_hop_path_keeps_direction(self, graph: GraphOperations) -> None:
+        forward = graph.paths(ex("Titanic"), ex("Cameron"), max_hops=1)
+        assert [(h.triple.predicate, h.forward) for p in forward for h in p.hops] == [(ex("directedBy"), True)]
+        backward = graph.paths(ex("Cameron"), ex("Titanic"), max_hops=1)
+        assert [h.forward for p in backward for h in p.hops] == [False]
+        assert backward[0].nodes == (ex("Cameron"), ex("Titanic"))
+
+    def test_two_hop_path_through_shared_director(self, graph: GraphOperations) -> None:
+        found = graph.paths(ex("Titanic"), ex("Avatar"), max_hops=2)
+        assert len(found) == 1
+        (path,) = found
+        assert path.nodes == (ex("Titanic"), ex("Cameron"), ex("Avatar"))
+        assert [h.forward for h in path.hops] == [True, False]
+        assert path.hops[1].triple.subject == ex("Avatar")
+
+    def test_three_hop_paths_are_simple_and_complete(self, graph: GraphOperations) -> None:
+        found = graph.paths(ex("Avatar"), ex("DiCaprio"), max_hops=3)
+        assert {tuple(n.value[len(EX):] for n in p.nodes) for p in found} == {
+            ("Avatar", "Cameron", "Titanic", "DiCaprio"),
+        }
+        winslet = graph.paths(ex("Winslet"), ex("Mendes"), max_hops=3)
+        lengths = [len(p) for p in winslet]
+        assert lengths == sorted(lengths) and lengths[0] == 1
+        for path in winslet:
+            assert len(set(path.nodes)) == len(path.nodes)
+
+    def test_paths_respect_limit_and_same_node(self, graph: GraphOperations) -> None:
+        assert len(graph.paths(ex("Winslet"), ex("DiCaprio"), max_hops=3, limit=2)) == 2
+        assert graph.paths(ex("Titanic"), ex("Titanic")) == []
+
+    # labels, search, degree, describe ----------------------------------------------------
+    def test_labels_prefer_profile_language(self, graph: GraphOperations) -> None:
+        found = graph.labels([ex("Titanic"), ex("Saldana"), ex("Nobody"), Literal("x")])
+        assert found[ex("Titanic")] == "Titanic"
+        assert found[ex("Saldana")] == "Zoë Saldaña"
+        assert ex("Nobody") not in found
+        assert found[Literal("x")] == "x"
+
+    def test_search_finds_labels_and_aliases(self, graph: GraphOperations) -> None:
+        assert [e.iri for e in graph.search("cameron")] == [ex("Cameron")]
+        assert ex("DiCaprio") in [e.iri for e in graph.search("Leo Di")]
+        assert [e.iri for e in graph.search('"hi" }')] == [ex("Quoted")]
+
+    def test_degree(self, graph: GraphOperations) -> None:
+        assert graph.degree(ex("DiCaprio")) == 3
+        assert graph.degree(ex("Nobody")) == 0
+
+    def test_describe(self, graph: GraphOperations) -> None:
+        titanic = graph.describe(ex("Titanic"))
+        assert titanic.label == "Titanic"
+        assert titanic.description == "1997 film by James Cameron"
+        assert graph.describe(ex("DiCaprio")).aliases == ("Leo DiCaprio",)
+        with pytest.raises(NotFound):
+            graph.describe(ex("Nobody"))
+
+    # raw queries ------------------------------------------------------------------------
+    def test_select_ask_construct(self, graph: GraphOperations) -> None:
+        rows = graph.query(f"SELECT ?f WHERE {{ ?f <{EX}directedBy> <{EX}Cameron> }} ORDER BY ?f").rows
+        assert [r["f"] for r in rows] == [ex("Avatar"), ex("Titanic")]
+        assert graph.query(f"ASK {{ <{EX}Winslet> <{EX}marriedTo> ?x }}").boolean is True
+        built = graph.query(f"CONSTRUCT {{ ?f <{EX}by> ?d }} WHERE {{ ?f <{EX}directedBy> ?d }}")
+        assert built.kind == "graph" and len(built.triples) == 5
+
+    def test_updates_are_refused(self, graph: GraphOperations) -> None:
+        for update in (
+            f"INSERT DATA {{ <{EX}a> <{EX}b> <{EX}c> }}",
+            "DROP ALL",
+            f"DELETE WHERE {{ <{EX}Titanic> ?p ?o }}",
+            f"LOAD <{EX}data>",
+            "CLEAR DEFAULT",
+        ):
+            with pytest.raises(ReadOnlyViolation):
+                graph.query(update)
+        assert graph.neighbors(ex("Titanic"))
+
+    def test_invalid_sparql_is_a_bad_request(self, graph: GraphOperations) -> None:
+        with pytest.raises(BadRequest):
+            graph.query("SELECT WHERE {")
+
+    def test_query_count_is_recorded(self, graph: GraphOperations) -> None:
+        before = graph.query_count
+        graph.neighbors(ex("Titanic"))
+        assert graph.query_count > before

@@ -1,0 +1,40 @@
+"""The conformance suite against each backend: memory, disk, and a real Oxigraph server."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from middleware.kg.endpoint import SparqlEndpoint
+from middleware.kg.local import LocalStore
+from tests.conftest import DATA
+from tests.kg.conformance import GraphConformance
+
+
+class TestLocalStoreInMemory(GraphConformance):
+    @pytest.fixture(scope="class")
+    @classmethod
+    def graph(cls) -> LocalStore:
+        store = LocalStore(profile="generic", name="memory")
+        store.load([DATA / "films.ttl"])
+        return store
+
+
+class TestLocalStoreOnDisk(GraphConformance):
+    @pytest.fixture(scope="class")
+    @classmethod
+    def graph(cls, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalStore]:
+        folder: Path = tmp_path_factory.mktemp("disk") / "store"
+        LocalStore(folder, profile="generic").load([DATA / "films.ttl"])
+        store = LocalStore(folder, read_only=True, name="disk")
+        yield store
+        store.close()
+
+
+class TestSparqlEndpoint(GraphConformance):
+    @pytest.fixture(scope="class")
+    @classmethod
+    def graph(cls, oxigraph_server: str) -> SparqlEndpoint:
+        return SparqlEndpoint(oxigraph_server, profile="generic", name="oxigraph", timeout=10)

@@ -199,10 +199,12 @@ class SparqlEndpoint(GraphOperations):
     def _read(self, response: Any, deadline: float, timeout: float) -> bytes:
         chunks: list[bytes] = []
         size = 0
+        # read1 returns whatever has arrived, so a trickling body still meets the deadline
+        read = getattr(response, "read1", response.read)
         while True:
             if time.monotonic() > deadline:
                 raise self._timeout(timeout)
-            chunk = response.read(65536)
+            chunk = read(65536)
             if not chunk:
                 return b"".join(chunks)
             size += len(chunk)

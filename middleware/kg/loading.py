@@ -185,11 +185,10 @@ def read_delimited(path: Path, mapping: DelimitedMapping, profile: Profile) -> I
     labelled: set[str] = set()
     separator: str | None = None
     with open_binary(path) as raw:
-        text = io.TextIOWrapper(raw, encoding="utf-8", newline="")
         number = 0
         try:
-            for number, line in enumerate(text, start=1):
-                row = line.rstrip("\r\n")
+            for number, data in enumerate(raw, start=1):
+                row = data.decode("utf-8").rstrip("\r\n")
                 if not row.strip() or row.startswith("#"):
                     continue
                 if separator is None:
@@ -230,7 +229,7 @@ def read_delimited(path: Path, mapping: DelimitedMapping, profile: Profile) -> I
                         hint="each line must be subject|relation|object",
                     )
         except UnicodeDecodeError as err:
-            raise LoadError(str(path), number + 1, f"not UTF-8 text: {err.reason}") from err
+            raise LoadError(str(path), number, f"not UTF-8 text: {err.reason}") from err
         except (OSError, EOFError) as err:
             raise LoadError(str(path), number or None, f"cannot read: {err}") from err
 

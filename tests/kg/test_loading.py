@@ -1,0 +1,193 @@
+"""Loading: every format, gzip, delimited profiles, clean errors, all-or-nothing."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from pyoxigraph import NamedNode
+
+from middleware.errors import BadRequest, LoadError
+from middleware.kg.local import LocalStore
+from tests.conftest import DATA
+
+NT = '<http://e.org/a> <http://e.org/p> <http://e.org/b> .\n<http://e.org/a> <http://www.w3.org/2000/01/rdf-schema#label> "A" .\n'
+SAMPLES = {
+    "g.nt": NT,
+    "g.nq": '<http://e.org/a> <http://e.org/p> <http://e.org/b> <http://e.org/g> .\n',
+    "g.ttl": "@prefix e: <http://e.org/> .\ne:a e:p e:b .\n",
+    "g.trig": "@prefix e: <http://e.org/> .\ne:g { e:a e:p e:b . }\n",
+    "g.rdf": (
+        '<?xml version="1.0"?>\n<rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#"'
+        ' xmlns:e="http://e.org/">\n<rdf:Description rdf:about="http://e.org/a">\n'
+        '<e:p rdf:resource="http://e.org/b"/>\n</rdf:Description>\n</rdf:RDF>\n'
+    ),
+    "g.jsonld": json.dumps({"@id": "http://e.org/a", "http://e.org/p": {"@id": "http://e.org/b"}}),
+    "g.trix": (
+        '<TriX xmlns="http://www.w3.org/2004/03/trix/trix-1/"><graph><triple>'
+        "<uri>http://e.org/a</uri><uri>http://e.org/p</uri><uri>http://e.org/b</uri>"
+        "</triple></graph></TriX>"
+    ),
+}
+
+
+def write(folder: Path, name: str, text: str) -> Path:
+    path = folder / name
+    if name.endswith(".gz"):
+        path.write_bytes(gzip.compress(text.encode()))
+    else:
+        path.write_text(text, encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("name", sorted(SAMPLES))
+def test_each_rdf_format_loads(tmp_path: Path, name: str) -> None:
+    store = LocalStore()
+    report = store.load([write(tmp_path, name, SAMPLES[name])])
+    assert report.quads_read >= 1
+    rows = store.query("SELECT ?o WHERE { GRAPH ?g { <http://e.org/a> <http://e.org/p> ?o } } ").rows
+    rows += store.query("SELECT ?o WHERE { <http://e.org/a> <http://e.org/p> ?o }").rows
+    assert {r["o"] for r in rows} == {NamedNode("http://e.org/b")}
+
+
+def test_gzip_and_explicit_format(tmp_path: Path) -> None:
+    store = LocalStore()
+    store.load([write(tmp_path, "g.nt.gz", NT)])
+    store.load([write(tmp_path, "data.bin", "@prefix e: <http://e.org/> . e:c e:p e:d .")], format="ttl")
+    assert len(store) == 3
+
+
+def test_unknown_extension_asks_for_format(tmp_path: Path) -> None:
+    with pytest.raises(BadRequest, match="--format"):
+        LocalStore().load([write(tmp_path, "data.bin", NT)])
+
+
+def test_delimited_metaqa_rows_become_iris_and_labels(tmp_path: Path) -> None:
+    store = LocalStore(profile="metaqa")
+    kb = write(tmp_path, "kb.txt", "Titanic|directed_by|James Cameron\nTitanic|release_year|1997\n")
+    report = store.load([kb])
+    assert report.quads_read == 2 + 3  # two triples, three labels
+    titanic = NamedNode(store.entity_iri("Titanic"))
+    assert titanic.value == "https://kgmw.dev/metaqa/entity/Titanic"
+    assert store.labels([NamedNode(store.entity_iri("James Cameron"))]) == {
+        NamedNode("https://kgmw.dev/metaqa/entity/James%20Cameron"): "James Cameron"
+    }
+
+
+def test_delimited_freebase_with_names_and_relation_texts(tmp_path: Path) -> None:
+    store = LocalStore(profile="freebase")
+    triples = write(tmp_path, "train.txt", "/m/01\t/film/film/directed_by\t/m/02\n")
+    names = write(tmp_path, "entity2text.txt", "/m/01\tTitanic\n/m/02\tJames Cameron\n")
+    texts = write(tmp_path, "relation2text.txt", "/film/film/directed_by\tfilm film directed by\n")
+    store.load([triples, names, texts])
+    film = NamedNode("http://rdf.freebase.com/ns/m.01")
+    relation = NamedNode("http://rdf.freebase.com/ns/film.film.directed_by")
+    assert store.labels([film, relation]) == {film: "Titanic", relation: "film film directed by"}
+    assert store.neighbors(film)[0].predicate == relation
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "line"),
+    [
+        ("bad.nt", NT + '<http://e.org/a> <http://e.org/p> "unterminated .\n', 3),
+        ("bad.ttl", "@prefix e: <http://e.org/> .\ne:a e:p e:b .\ne:a e:p .\n", 3),
+        ("bad.rdf", '<?xml version="1.0"?>\n<rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#">\n<rdf:Description>\n</rdf:Descr>\n</rdf:RDF>\n', 4),
+        ("bad.jsonld", '{\n "@id": "http://e.org/a",\n "http://e.org/p": [ }\n', 3),
+        ("kb.txt", "a|r|b\nc|r\nd|r|e|f\n", 3),
+        ("kb2.txt", "a|r|b\n||x\n", 2),
+    ],
+)
+def test_malformed_file_names_file_and_line_and_changes_nothing(
+    tmp_path: Path, name: str, text: str, line: int
+) -> None:
+    store = LocalStore(profile="metaqa")
+    store.load([write(tmp_path, "good.nt", NT)])
+    before = sorted(str(q) for q in store._store)
+    bad = write(tmp_path, name, text)
+    with pytest.raises(LoadError) as caught:
+        store.load([write(tmp_path, "more.nt", "<http://e.org/x> <http://e.org/p> <http://e.org/y> .\n"), bad])
+    assert caught.value.line == line
+    assert str(caught.value).startswith(f"{bad}:{line}: ")
+    assert sorted(str(q) for q in store._store) == before
+
+
+def test_malformed_file_leaves_persistent_store_unchanged(tmp_path: Path) -> None:
+    folder = tmp_path / "store"
+    LocalStore(folder, profile="metaqa").load([write(tmp_path, "kb.txt", "a|r|b\n")])
+    store = LocalStore(folder)
+    with pytest.raises(LoadError, match=r"kb2\.txt:2: "):
+        store.load([write(tmp_path, "kb2.txt", "c|r|d\noops\n")])
+    store.close()
+    reopened = LocalStore(folder, read_only=True)
+    assert len(reopened) == 3
+    assert reopened.profile.name == "metaqa"
+    assert sorted(p.name for p in folder.glob("gen-*")) == [os.readlink(folder / "current")]
+
+
+def test_missing_file_and_non_utf8(tmp_path: Path) -> None:
+    with pytest.raises(LoadError, match="no such file"):
+        LocalStore().load([tmp_path / "absent.nt"])
+    latin = tmp_path / "kb.txt"
+    latin.write_bytes("a|r|b\nCaf\xe9|r|b\n".encode("latin-1"))
+    with pytest.raises(LoadError, match=r"kb\.txt:2: not UTF-8"):
+        LocalStore(profile="metaqa").load([latin])
+
+
+def test_directory_that_is_not_a_store_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("hello")
+    with pytest.raises(BadRequest, match="not a kgmw store"):
+        LocalStore(tmp_path)
+
+
+KILL_SCRIPT = """
+import sys
+from middleware.kg.local import LocalStore
+store = LocalStore(sys.argv[1], profile="metaqa", progress=False)
+print("loading", flush=True)
+store.load([sys.argv[2]])
+print("finished", flush=True)
+"""
+
+
+@pytest.mark.slow
+def test_kill_during_a_large_load_leaves_store_as_it_was(tmp_path: Path) -> None:
+    folder = tmp_path / "store"
+    LocalStore(folder, profile="metaqa").load([write(tmp_path, "seed.txt", "Seed|r|Film\n")])
+    big = tmp_path / "big.txt"
+    with big.open("w", encoding="utf-8") as out:
+        for i in range(600_000):
+            out.write(f"movie {i}|starred_actors|actor {i % 5000}\n")
+    process = subprocess.Popen(
+        [sys.executable, "-c", KILL_SCRIPT, str(folder), str(big)],
+        stdout=subprocess.PIPE, text=True,
+    )
+    assert process.stdout is not None
+    assert process.stdout.readline().strip() == "loading"
+    time.sleep(1.0)  # well into parsing and writing, long before the end
+    assert process.poll() is None, "the load finished before it could be killed"
+    os.kill(process.pid, signal.SIGKILL)
+    process.wait()
+    store = LocalStore(folder, read_only=True)
+    assert len(store) == 3  # the seed triple and its two labels, nothing more
+    assert store.paths(store.entity_iri("Seed"), store.entity_iri("Film"), max_hops=1)
+    store.close()
+    # the next load cleans up the half-written generation and succeeds
+    writer = LocalStore(folder)
+    writer.load([write(tmp_path, "more.txt", "Other|r|Film\n")])
+    assert len(writer) == 5
+    assert len(list(folder.glob("gen-*"))) <= 2
+
+
+def test_load_report_and_version(tmp_path: Path) -> None:
+    store = LocalStore()
+    assert store.version == 0
+    report = store.load([DATA / "films.ttl"])
+    assert store.version == 1 and report.quads_added == report.quads_read == len(store)
+    assert report.rate > 0

@@ -66,7 +66,7 @@ class LabelIndex:
         self.folded: dict[str, list[tuple[NamedNode, str, bool]]] = defaultdict(list)
         self.labels: dict[NamedNode, str] = {}
         for iri, label, is_alias in rows:
-            self.exact[label].append((iri, is_alias))
+            self.exact[_SPACE.sub(" ", label).strip()].append((iri, is_alias))
             self.folded[fold(label)].append((iri, label, is_alias))
             if not is_alias and iri not in self.labels:
                 self.labels[iri] = label

@@ -1,0 +1,66 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from middleware.errors import ConfigError, NotFound
+from middleware.kg.profiles import available_profiles, load_profile
+from middleware.kg.relations import load_relations
+from middleware.settings import REGISTRY, Settings
+
+
+def test_priority_default_file_env_cli(tmp_path: Path) -> None:
+    config = tmp_path / "kgmw.toml"
+    config.write_text("[kgmw]\ntimeout = 7\nretries = 1\nmax_hops = 3\n")
+    s = Settings.load(config_path=config, env={"KGMW_RETRIES": "5"}, overrides={"max_hops": 1})
+    assert (s.timeout, s.retries, s.max_hops, s.paths_limit) == (7.0, 5, 1, 100)
+    assert [s.source_of(n) for n in ("timeout", "retries", "max_hops", "paths_limit")] == [
+        str(config), "env", "cli", "default"]
+
+
+def test_config_from_env_variable(tmp_path: Path) -> None:
+    config = tmp_path / "other.toml"
+    config.write_text("progress = false\n")
+    assert Settings.load(env={"KGMW_CONFIG": str(config)}).progress is False
+
+
+def test_bad_values_are_clear(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="KGMW_TIMEOUT.*not a valid float"):
+        Settings.load(config_path=None, env={"KGMW_TIMEOUT": "soon"})
+    bad = tmp_path / "kgmw.toml"
+    bad.write_text("nonsense = 1\n")
+    with pytest.raises(ConfigError, match="unknown setting 'nonsense'"):
+        Settings.load(config_path=bad, env={})
+    bad.write_text("timeout = [\n")
+    with pytest.raises(ConfigError, match="not valid TOML"):
+        Settings.load(config_path=bad, env={})
+
+
+def test_every_setting_has_help() -> None:
+    assert all(s.help.endswith(".") and s.env_var.startswith("KGMW_") for s in REGISTRY.values())
+
+
+@pytest.mark.parametrize("name", ["generic", "metaqa", "freebase", "wikidata", "dbpedia"])
+def test_profiles_load_with_their_relation_ontologies(name: str) -> None:
+    assert name in available_profiles()
+    profile = load_profile(name)
+    assert profile.label_predicates
+    if profile.relations is not None:
+        assert len(load_relations(profile.relations)) > 5
+    for template in profile.templates.values():
+        assert (Path("sparql") / template).is_file()
+
+
+def test_metaqa_relation_readings() -> None:
+    relations = load_relations(load_profile("metaqa").relations)
+    directed = relations.get("https://kgmw.dev/metaqa/relation/directed_by")
+    assert (directed.reading(True), directed.reading(False)) == ("directed by", "directed")
+    wikidata = load_relations(load_profile("wikidata").relations)
+    assert wikidata.get("http://www.wikidata.org/prop/direct/P26").symmetric
+    assert wikidata.get("http://www.wikidata.org/prop/direct/P361").inverse_of == "http://www.wikidata.org/prop/direct/P527"
+
+
+def test_unknown_profile() -> None:
+    with pytest.raises(NotFound, match="unknown profile 'nope'"):
+        load_profile("nope")

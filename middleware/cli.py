@@ -33,7 +33,11 @@ CELL_WIDTH = 70
 def source_options(func: F) -> F:
     """Options shared by every command that reads a graph."""
     options = [
-        click.option("--store", type=click.Path(file_okay=False), help="Local store directory (default: the bundled sample graph)."),
+        click.option(
+            "--store",
+            type=click.Path(file_okay=False),
+            help="Local store directory (default: the bundled sample graph).",
+        ),
         click.option("--endpoint", help="SPARQL endpoint URL to query instead of a local store."),
         click.option("--profile", help="Source profile: a name in mappings/ or a YAML path."),
         click.option("--timeout", type=float, help="Seconds a SPARQL query may take."),
@@ -48,9 +52,17 @@ def _settings(ctx: click.Context, **overrides: Any) -> Settings:
     return Settings.load(config_path=ctx.obj.get("config") or True, overrides=overrides)
 
 
-def _graph(ctx: click.Context, store: str | None, endpoint: str | None, profile: str | None,
-           timeout: float | None, **extra: Any) -> tuple[Settings, GraphOperations]:
-    settings = _settings(ctx, store=store, endpoint=endpoint, profile=profile, timeout=timeout, **extra)
+def _graph(
+    ctx: click.Context,
+    store: str | None,
+    endpoint: str | None,
+    profile: str | None,
+    timeout: float | None,
+    **extra: Any,
+) -> tuple[Settings, GraphOperations]:
+    settings = _settings(
+        ctx, store=store, endpoint=endpoint, profile=profile, timeout=timeout, **extra
+    )
     return settings, open_graph(settings)
 
 
@@ -61,7 +73,9 @@ def _resolve(graph: GraphOperations, text: str, settings: Settings) -> NamedNode
     linker = EntityLinker(graph, fuzzy_cutoff=settings.fuzzy_cutoff)
     best = linker.best(text)
     if best is None:
-        raise NotFound(f"no entity in {graph.name!r} matches {text!r}", hint="try `kgmw link` or give an IRI")
+        raise NotFound(
+            f"no entity in {graph.name!r} matches {text!r}", hint="try `kgmw link` or give an IRI"
+        )
     return best.iri
 
 
@@ -85,7 +99,11 @@ def _echo_json(data: object) -> None:
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.option("--config", type=click.Path(dir_okay=False), help="Settings file (default: $KGMW_CONFIG or ./kgmw.toml).")
+@click.option(
+    "--config",
+    type=click.Path(dir_okay=False),
+    help="Settings file (default: $KGMW_CONFIG or ./kgmw.toml).",
+)
 @click.version_option(package_name="kg-middleware", prog_name="kgmw")
 @click.pass_context
 def cli(ctx: click.Context, config: str | None) -> None:
@@ -95,13 +113,31 @@ def cli(ctx: click.Context, config: str | None) -> None:
 
 @cli.command()
 @click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
-@click.option("--store", required=True, type=click.Path(file_okay=False), help="Store directory to load into (created if missing).")
-@click.option("--format", "fmt", help="Input format for all files: nt, nq, ttl, trig, n3, rdfxml, jsonld, trix, hext, delimited (default: from the file name).")
-@click.option("--profile", help="Profile mapping delimited rows to IRIs and labels (default: the store's, else generic).")
+@click.option(
+    "--store",
+    required=True,
+    type=click.Path(file_okay=False),
+    help="Store directory to load into (created if missing).",
+)
+@click.option(
+    "--format",
+    "fmt",
+    help="Input format for all files: nt, nq, ttl, trig, n3, rdfxml, jsonld, trix, hext, delimited (default: from the file name).",
+)
+@click.option(
+    "--profile",
+    help="Profile mapping delimited rows to IRIs and labels (default: the store's, else generic).",
+)
 @click.option("--progress/--no-progress", default=None, help="Show a progress bar (default: on).")
 @click.pass_context
-def load(ctx: click.Context, files: tuple[str, ...], store: str, fmt: str | None,
-         profile: str | None, progress: bool | None) -> None:
+def load(
+    ctx: click.Context,
+    files: tuple[str, ...],
+    store: str,
+    fmt: str | None,
+    profile: str | None,
+    progress: bool | None,
+) -> None:
     """Load RDF or delimited triple files into a store, all or nothing."""
     settings = _settings(ctx, store=store, profile=profile, progress=progress)
     target = LocalStore(store, profile=settings.profile, progress=settings.progress)
@@ -117,8 +153,15 @@ def load(ctx: click.Context, files: tuple[str, ...], store: str, fmt: str | None
 @click.argument("sparql")
 @source_options
 @click.pass_context
-def query(ctx: click.Context, sparql: str, store: str | None, endpoint: str | None,
-          profile: str | None, timeout: float | None, as_json: bool) -> None:
+def query(
+    ctx: click.Context,
+    sparql: str,
+    store: str | None,
+    endpoint: str | None,
+    profile: str | None,
+    timeout: float | None,
+    as_json: bool,
+) -> None:
     """Run a read-only SPARQL query (SPARQL text, @FILE, or - for stdin)."""
     if sparql == "-":
         sparql = sys.stdin.read()
@@ -137,18 +180,36 @@ def query(ctx: click.Context, sparql: str, store: str | None, endpoint: str | No
         for s, p, o in result.triples:
             click.echo(f"{s} {p} {o} .")
     else:
-        print_table(result.variables, [[row[v].value if v in row else "" for v in result.variables] for row in result.rows])
+        print_table(
+            result.variables,
+            [[row[v].value if v in row else "" for v in result.variables] for row in result.rows],
+        )
         click.echo(f"({len(result.rows)} rows)")
 
 
 @cli.command()
 @click.argument("entity")
-@click.option("--direction", type=click.Choice(["both", "out", "in"]), default="both", show_default=True, help="Which edges to follow.")
+@click.option(
+    "--direction",
+    type=click.Choice(["both", "out", "in"]),
+    default="both",
+    show_default=True,
+    help="Which edges to follow.",
+)
 @click.option("--limit", type=int, help="Most triples to show (default: setting neighbors_limit).")
 @source_options
 @click.pass_context
-def neighbors(ctx: click.Context, entity: str, direction: str, limit: int | None, store: str | None,
-              endpoint: str | None, profile: str | None, timeout: float | None, as_json: bool) -> None:
+def neighbors(
+    ctx: click.Context,
+    entity: str,
+    direction: str,
+    limit: int | None,
+    store: str | None,
+    endpoint: str | None,
+    profile: str | None,
+    timeout: float | None,
+    as_json: bool,
+) -> None:
     """Triples around ENTITY (an IRI or a label)."""
     settings, graph = _graph(ctx, store, endpoint, profile, timeout)
     node = _resolve(graph, entity, settings)
@@ -156,18 +217,25 @@ def neighbors(ctx: click.Context, entity: str, direction: str, limit: int | None
     verbalizer = Verbalizer(graph, literal_max_chars=settings.literal_max_chars)
     texts = verbalizer.triples(triples)
     if as_json:
-        _echo_json({"entity": node.value, "triples": [triple_json(t, x) for t, x in zip(triples, texts, strict=True)]})
+        _echo_json(
+            {
+                "entity": node.value,
+                "triples": [triple_json(t, x) for t, x in zip(triples, texts, strict=True)],
+            }
+        )
         return
     rows = []
     for triple in triples:
         forward = triple.subject == node
         other = triple.object if forward else triple.subject
-        rows.append([
-            "out" if forward else "in",
-            verbalizer.relation(triple.predicate, forward=forward),
-            verbalizer.name(other),
-            other.value if isinstance(other, NamedNode) else "",
-        ])
+        rows.append(
+            [
+                "out" if forward else "in",
+                verbalizer.relation(triple.predicate, forward=forward),
+                verbalizer.name(other),
+                other.value if isinstance(other, NamedNode) else "",
+            ]
+        )
     click.echo(f"{verbalizer.name(node)} <{node.value}>")
     print_table(["dir", "relation", "neighbour", "iri"], rows)
 
@@ -175,22 +243,41 @@ def neighbors(ctx: click.Context, entity: str, direction: str, limit: int | None
 @cli.command()
 @click.argument("a")
 @click.argument("b")
-@click.option("--max-hops", type=click.IntRange(1, 3), help="Longest path, 1-3 (default: setting max_hops).")
+@click.option(
+    "--max-hops", type=click.IntRange(1, 3), help="Longest path, 1-3 (default: setting max_hops)."
+)
 @click.option("--limit", type=int, help="Most paths to show (default: setting paths_limit).")
 @source_options
 @click.pass_context
-def paths(ctx: click.Context, a: str, b: str, max_hops: int | None, limit: int | None, store: str | None,
-          endpoint: str | None, profile: str | None, timeout: float | None, as_json: bool) -> None:
+def paths(
+    ctx: click.Context,
+    a: str,
+    b: str,
+    max_hops: int | None,
+    limit: int | None,
+    store: str | None,
+    endpoint: str | None,
+    profile: str | None,
+    timeout: float | None,
+    as_json: bool,
+) -> None:
     """All simple paths between A and B (IRIs or labels), edges in either direction."""
     settings, graph = _graph(ctx, store, endpoint, profile, timeout)
     start, end = _resolve(graph, a, settings), _resolve(graph, b, settings)
     found = graph.paths(start, end, max_hops=max_hops, limit=limit)
     verbalizer = Verbalizer(graph, literal_max_chars=settings.literal_max_chars)
     if as_json:
-        _echo_json({"a": start.value, "b": end.value,
-                    "paths": [path_json(p, verbalizer.path(p)) for p in found]})
+        _echo_json(
+            {
+                "a": start.value,
+                "b": end.value,
+                "paths": [path_json(p, verbalizer.path(p)) for p in found],
+            }
+        )
         return
-    click.echo(f"{len(found)} path(s) between {verbalizer.name(start)} and {verbalizer.name(end)} in {graph.name!r}:")
+    click.echo(
+        f"{len(found)} path(s) between {verbalizer.name(start)} and {verbalizer.name(end)} in {graph.name!r}:"
+    )
     for path in found:
         click.echo("  " + verbalizer.path(path, style="arrows"))
 
@@ -200,8 +287,16 @@ def paths(ctx: click.Context, a: str, b: str, max_hops: int | None, limit: int |
 @click.option("--limit", type=int, help="Most candidates (default: setting link_limit).")
 @source_options
 @click.pass_context
-def link(ctx: click.Context, text: str, limit: int | None, store: str | None, endpoint: str | None,
-         profile: str | None, timeout: float | None, as_json: bool) -> None:
+def link(
+    ctx: click.Context,
+    text: str,
+    limit: int | None,
+    store: str | None,
+    endpoint: str | None,
+    profile: str | None,
+    timeout: float | None,
+    as_json: bool,
+) -> None:
     """Rank the entities that TEXT may name."""
     settings, graph = _graph(ctx, store, endpoint, profile, timeout)
     linker = EntityLinker(graph, limit=settings.link_limit, fuzzy_cutoff=settings.fuzzy_cutoff)
@@ -211,7 +306,10 @@ def link(ctx: click.Context, text: str, limit: int | None, store: str | None, en
         return
     if not found:
         raise NotFound(f"no entity in {graph.name!r} matches {text!r}")
-    rows = [[i + 1, f"{e.score:.2f}", e.match, e.label, graph.degree(e.iri), e.iri.value] for i, e in enumerate(found)]
+    rows = [
+        [i + 1, f"{e.score:.2f}", e.match, e.label, graph.degree(e.iri), e.iri.value]
+        for i, e in enumerate(found)
+    ]
     print_table(["#", "score", "match", "label", "degree", "iri"], rows)
 
 
@@ -219,8 +317,15 @@ def link(ctx: click.Context, text: str, limit: int | None, store: str | None, en
 @click.argument("entity")
 @source_options
 @click.pass_context
-def describe(ctx: click.Context, entity: str, store: str | None, endpoint: str | None,
-             profile: str | None, timeout: float | None, as_json: bool) -> None:
+def describe(
+    ctx: click.Context,
+    entity: str,
+    store: str | None,
+    endpoint: str | None,
+    profile: str | None,
+    timeout: float | None,
+    as_json: bool,
+) -> None:
     """Label, aliases, description and degree of ENTITY."""
     settings, graph = _graph(ctx, store, endpoint, profile, timeout)
     found = graph.describe(_resolve(graph, entity, settings))
@@ -228,9 +333,17 @@ def describe(ctx: click.Context, entity: str, store: str | None, endpoint: str |
     if as_json:
         _echo_json({**entity_json(found), "degree": degree, "term": term_json(found.iri)})
         return
-    print_table(["field", "value"], [
-        ["iri", found.iri.value], ["label", found.label or ""], ["aliases", ", ".join(found.aliases)],
-        ["description", found.description or ""], ["degree", degree], ["source", found.source]])
+    print_table(
+        ["field", "value"],
+        [
+            ["iri", found.iri.value],
+            ["label", found.label or ""],
+            ["aliases", ", ".join(found.aliases)],
+            ["description", found.description or ""],
+            ["degree", degree],
+            ["source", found.source],
+        ],
+    )
 
 
 @cli.command("settings")
@@ -243,13 +356,17 @@ def show_settings(ctx: click.Context, as_json: bool) -> None:
     if as_json:
         _echo_json({k: {"value": v, "from": settings.source_of(k)} for k, v in values.items()})
         return
-    print_table(["setting", "value", "from"], [[k, v, settings.source_of(k)] for k, v in values.items()])
+    print_table(
+        ["setting", "value", "from"], [[k, v, settings.source_of(k)] for k, v in values.items()]
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point: runs a command, prints errors as one line, returns the exit status."""
     try:
-        cli.main(args=list(argv) if argv is not None else None, prog_name="kgmw", standalone_mode=False)
+        cli.main(
+            args=list(argv) if argv is not None else None, prog_name="kgmw", standalone_mode=False
+        )
     except MiddlewareError as err:
         click.echo(f"kgmw: error: {err}", err=True)
         return 2 if 400 <= err.status < 500 else 1

@@ -21,9 +21,9 @@ from __future__ import annotations
 
 import re
 import unicodedata
+import weakref
 from collections import defaultdict
 from collections.abc import Iterable
-import weakref
 from dataclasses import dataclass
 
 from pyoxigraph import NamedNode
@@ -100,7 +100,9 @@ _INDEXES: weakref.WeakKeyDictionary[object, tuple[int, LabelIndex]] = weakref.We
 class EntityLinker:
     """Links mentions to entities of one graph."""
 
-    def __init__(self, graph: KnowledgeGraph, *, limit: int = 5, fuzzy_cutoff: float = 85.0) -> None:
+    def __init__(
+        self, graph: KnowledgeGraph, *, limit: int = 5, fuzzy_cutoff: float = 85.0
+    ) -> None:
         self.graph = graph
         self.limit = limit
         self.fuzzy_cutoff = fuzzy_cutoff
@@ -124,7 +126,9 @@ class EntityLinker:
         if not text:
             raise BadRequest("cannot link an empty mention")
         if len(text) > MAX_MENTION_CHARS:
-            raise BadRequest(f"mention of {len(text)} characters is longer than {MAX_MENTION_CHARS}")
+            raise BadRequest(
+                f"mention of {len(text)} characters is longer than {MAX_MENTION_CHARS}"
+            )
         limit = limit or self.limit
         index = self.index()
         hits = (

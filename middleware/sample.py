@@ -36,7 +36,9 @@ def sample_store(
         with (folder.parent / f"{folder.name}.lock").open("w") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
             if not (folder / ".complete").exists():
-                writer = LocalStore(folder, profile=SAMPLE_PROFILE, name=SAMPLE_NAME, progress=progress)
+                writer = LocalStore(
+                    folder, profile=SAMPLE_PROFILE, name=SAMPLE_NAME, progress=progress
+                )
                 if len(writer) == 0:
                     writer.load([data_file(SAMPLE_FILE)])
                 writer.close()

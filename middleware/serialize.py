@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pyoxigraph import BlankNode, Literal, NamedNode
+from pyoxigraph import BlankNode, NamedNode
 
 from middleware.kg.base import Entity, Path, QueryResult, Triple
 from middleware.kg.terms import Term

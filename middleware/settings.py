@@ -56,21 +56,62 @@ class Setting:
 
 
 SETTINGS: tuple[Setting, ...] = (
-    Setting("store", str, None, "Directory of a persistent local store; unset means the bundled sample graph."),
+    Setting(
+        "store",
+        str,
+        None,
+        "Directory of a persistent local store; unset means the bundled sample graph.",
+    ),
     Setting("endpoint", str, None, "URL of a SPARQL 1.1 endpoint to use instead of a local store."),
-    Setting("profile", str, None, "Source profile name (mappings/NAME.yaml) or path; default 'generic', 'metaqa' for the sample graph."),
-    Setting("timeout", float, 30.0, "Seconds one SPARQL query may take before it fails with EndpointTimeout."),
-    Setting("retries", int, 3, "Retries of an endpoint query after 429, 5xx or a dropped connection."),
-    Setting("backoff", float, 0.5, "First retry delay in seconds; doubles each retry unless Retry-After says otherwise."),
-    Setting("max_retry_wait", float, 30.0, "Longest wait in seconds a Retry-After header may ask for; longer asks fail at once."),
-    Setting("user_agent", str, "kg-middleware/0.1 (+https://kgmw.dev)", "User-Agent sent to SPARQL endpoints."),
+    Setting(
+        "profile",
+        str,
+        None,
+        "Source profile name (mappings/NAME.yaml) or path; default 'generic', 'metaqa' for the sample graph.",
+    ),
+    Setting(
+        "timeout",
+        float,
+        30.0,
+        "Seconds one SPARQL query may take before it fails with EndpointTimeout.",
+    ),
+    Setting(
+        "retries", int, 3, "Retries of an endpoint query after 429, 5xx or a dropped connection."
+    ),
+    Setting(
+        "backoff",
+        float,
+        0.5,
+        "First retry delay in seconds; doubles each retry unless Retry-After says otherwise.",
+    ),
+    Setting(
+        "max_retry_wait",
+        float,
+        30.0,
+        "Longest wait in seconds a Retry-After header may ask for; longer asks fail at once.",
+    ),
+    Setting(
+        "user_agent",
+        str,
+        "kg-middleware/0.1 (+https://kgmw.dev)",
+        "User-Agent sent to SPARQL endpoints.",
+    ),
     Setting("neighbors_limit", int, 100, "Most triples neighbors() returns."),
     Setting("paths_limit", int, 100, "Most paths paths() returns."),
     Setting("max_hops", int, 2, "Default hop count for paths() (1 to 3)."),
     Setting("link_limit", int, 5, "Most candidate entities linking returns for a mention."),
-    Setting("fuzzy_cutoff", float, 85.0, "Lowest fuzzy-match score (0-100) for a typo-tolerant link."),
-    Setting("literal_max_chars", int, 80, "Longest literal shown by verbalization before it is cut."),
-    Setting("cache_dir", str, None, "Where the sample store and caches live; default the user cache directory."),
+    Setting(
+        "fuzzy_cutoff", float, 85.0, "Lowest fuzzy-match score (0-100) for a typo-tolerant link."
+    ),
+    Setting(
+        "literal_max_chars", int, 80, "Longest literal shown by verbalization before it is cut."
+    ),
+    Setting(
+        "cache_dir",
+        str,
+        None,
+        "Where the sample store and caches live; default the user cache directory.",
+    ),
     Setting("progress", bool, True, "Show progress bars on long work (loading)."),
 )
 REGISTRY: dict[str, Setting] = {s.name: s for s in SETTINGS}
@@ -101,7 +142,7 @@ class Settings:
     def load(
         cls,
         *,
-        config_path: str | Path | None | bool = True,
+        config_path: str | Path | bool | None = True,
         env: Mapping[str, str] | None = None,
         overrides: Mapping[str, Any] | None = None,
     ) -> Settings:
@@ -144,7 +185,9 @@ class Settings:
             return REGISTRY[key]
         except KeyError:
             known = ", ".join(sorted(REGISTRY))
-            raise ConfigError(f"unknown setting {key!r} in {origin}", hint=f"known: {known}") from None
+            raise ConfigError(
+                f"unknown setting {key!r} in {origin}", hint=f"known: {known}"
+            ) from None
 
     def __getattr__(self, name: str) -> Any:
         try:

@@ -55,7 +55,9 @@ class Verbalizer:
     ) -> None:
         self.graph = graph
         if relations is None:
-            relations = load_relations(graph.profile.relations) if graph is not None else RelationCatalog()
+            relations = (
+                load_relations(graph.profile.relations) if graph is not None else RelationCatalog()
+            )
         self.relations = relations
         self.literal_max_chars = literal_max_chars
         self._labels: dict[Term, str] = {}
@@ -64,7 +66,9 @@ class Verbalizer:
     # -- labels -----------------------------------------------------------------------
     def prepare(self, terms: Iterable[Term]) -> None:
         """Fetch labels of many terms in one go (IRIs only; literals need none)."""
-        missing = [t for t in dict.fromkeys(terms) if isinstance(t, NamedNode) and t not in self._labels]
+        missing = [
+            t for t in dict.fromkeys(terms) if isinstance(t, NamedNode) and t not in self._labels
+        ]
         if missing and self.graph is not None:
             found = self.graph.labels(missing)
             for term in missing:
@@ -123,7 +127,11 @@ class Verbalizer:
     def hop(self, hop: Hop) -> str:
         """A triple as walked: reversed hops start at the object and read inversely."""
         return " | ".join(
-            (self.name(hop.start), self.relation(hop.triple.predicate, forward=hop.forward), self.name(hop.end))
+            (
+                self.name(hop.start),
+                self.relation(hop.triple.predicate, forward=hop.forward),
+                self.name(hop.end),
+            )
         )
 
     def triples(self, triples: Iterable[Triple]) -> list[str]:

@@ -18,15 +18,31 @@ from pathlib import Path
 
 PEOPLE_RELATIONS = {"directed_by", "written_by", "starred_actors"}
 SEEDS = [
-    "Titanic", "Avatar", "The Terminator", "Aliens", "True Lies", "The Departed",
-    "Inception", "Catch Me If You Can", "The Aviator", "Revolutionary Road",
-    "Forrest Gump", "Cast Away", "Saving Private Ryan", "Jurassic Park", "The Godfather",
-    "Pulp Fiction", "Heavenly Creatures", "The Lord of the Rings: The Fellowship of the Ring",
+    "Titanic",
+    "Avatar",
+    "The Terminator",
+    "Aliens",
+    "True Lies",
+    "The Departed",
+    "Inception",
+    "Catch Me If You Can",
+    "The Aviator",
+    "Revolutionary Road",
+    "Forrest Gump",
+    "Cast Away",
+    "Saving Private Ryan",
+    "Jurassic Park",
+    "The Godfather",
+    "Pulp Fiction",
+    "Heavenly Creatures",
+    "The Lord of the Rings: The Fellowship of the Ring",
 ]
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("kb", type=Path)
     parser.add_argument("out", type=Path)
     parser.add_argument("--movies", type=int, default=4000)

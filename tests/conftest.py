@@ -20,7 +20,9 @@ _real_connect = socket.socket.connect
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    parser.addoption("--live", action="store_true", help="run tests that reach public SPARQL endpoints")
+    parser.addoption(
+        "--live", action="store_true", help="run tests that reach public SPARQL endpoints"
+    )
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -40,7 +42,11 @@ def _block_network(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPat
 
     def guarded(sock: socket.socket, address: object) -> None:
         host = address[0] if isinstance(address, tuple) else ""
-        if isinstance(address, tuple) and host not in _LOCAL_HOSTS and not str(host).startswith("127."):
+        if (
+            isinstance(address, tuple)
+            and host not in _LOCAL_HOSTS
+            and not str(host).startswith("127.")
+        ):
             raise OSError(f"network access blocked in tests: {address!r}")
         _real_connect(sock, address)  # type: ignore[arg-type]
 
@@ -48,7 +54,9 @@ def _block_network(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPat
 
 
 @pytest.fixture(autouse=True)
-def _isolated_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+def _isolated_cache(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Keep every test's caches and config out of the user's home."""
     cache = os.environ.get("KGMW_TEST_CACHE") or str(tmp_path_factory.getbasetemp() / "kgmw-cache")
     monkeypatch.setenv("KGMW_CACHE_DIR", cache)
@@ -91,13 +99,15 @@ def oxigraph_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     location = tmp_path_factory.mktemp("oxigraph")
     subprocess.run(
         [binary, "load", "--location", str(location), "--file", str(DATA / "films.ttl")],
-        check=True, capture_output=True,
+        check=True,
+        capture_output=True,
     )
     for _ in range(5):
         port = free_port()
         process = subprocess.Popen(
             [binary, "serve-read-only", "--location", str(location), "--bind", f"127.0.0.1:{port}"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
         )
         base = f"http://127.0.0.1:{port}"
         if wait_until_up(f"{base}/query?query=ASK%7B%7D", process):

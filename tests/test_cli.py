@@ -29,7 +29,9 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> str:
 
 
 def test_load_reports_rate(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    code, out, _ = run(capsys, "load", str(DATA / "films.ttl"), "--store", str(tmp_path / "s"), "--no-progress")
+    code, out, _ = run(
+        capsys, "load", str(DATA / "films.ttl"), "--store", str(tmp_path / "s"), "--no-progress"
+    )
     assert code == 0 and "triples/s" in out and "now holds" in out
 
 
@@ -44,7 +46,9 @@ def test_load_error_is_one_line(capsys: pytest.CaptureFixture[str], tmp_path: Pa
 def test_neighbors_by_label_and_json(capsys: pytest.CaptureFixture[str], store: str) -> None:
     code, out, _ = run(capsys, "neighbors", "Titanic", "--store", store)
     assert code == 0 and "directed by" in out and "James Cameron" in out
-    code, out, _ = run(capsys, "neighbors", f"<{EX}Titanic>", "--store", store, "--json", "--direction", "out")
+    code, out, _ = run(
+        capsys, "neighbors", f"<{EX}Titanic>", "--store", store, "--json", "--direction", "out"
+    )
     data = json.loads(out)
     assert data["entity"] == EX + "Titanic" and len(data["triples"]) == 4
     assert {"subject", "predicate", "object", "source", "text"} <= set(data["triples"][0])
@@ -52,8 +56,20 @@ def test_neighbors_by_label_and_json(capsys: pytest.CaptureFixture[str], store: 
 
 def test_paths_table_and_json(capsys: pytest.CaptureFixture[str], store: str) -> None:
     code, out, _ = run(capsys, "paths", "Titanic", "Avatar", "--store", store)
-    assert code == 0 and "Titanic —directed by→ James Cameron —directed by (reversed)→ Avatar" in out
-    code, out, _ = run(capsys, "paths", "Avatar", "Leonardo DiCaprio", "--max-hops", "3", "--store", store, "--json")
+    assert (
+        code == 0 and "Titanic —directed by→ James Cameron —directed by (reversed)→ Avatar" in out
+    )
+    code, out, _ = run(
+        capsys,
+        "paths",
+        "Avatar",
+        "Leonardo DiCaprio",
+        "--max-hops",
+        "3",
+        "--store",
+        store,
+        "--json",
+    )
     assert [len(p["hops"]) for p in json.loads(out)["paths"]] == [3]
 
 
@@ -64,8 +80,16 @@ def test_link_and_describe(capsys: pytest.CaptureFixture[str], store: str) -> No
     assert code == 0 and "1997 film by James Cameron" in out
 
 
-def test_query_and_refused_update(capsys: pytest.CaptureFixture[str], store: str, tmp_path: Path) -> None:
-    code, out, _ = run(capsys, "query", f"SELECT ?f WHERE {{ ?f <{EX}directedBy> <{EX}Cameron> }}", "--store", store)
+def test_query_and_refused_update(
+    capsys: pytest.CaptureFixture[str], store: str, tmp_path: Path
+) -> None:
+    code, out, _ = run(
+        capsys,
+        "query",
+        f"SELECT ?f WHERE {{ ?f <{EX}directedBy> <{EX}Cameron> }}",
+        "--store",
+        store,
+    )
     assert code == 0 and "(2 rows)" in out
     query_file = tmp_path / "q.rq"
     query_file.write_text(f"ASK {{ <{EX}Titanic> ?p ?o }}")
@@ -91,7 +115,9 @@ def test_sample_graph_is_the_default(capsys: pytest.CaptureFixture[str]) -> None
     assert code == 0 and "James Cameron —directed→ Titanic —starring→ Kate Winslet" in out
 
 
-def test_settings_command(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+def test_settings_command(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("KGMW_MAX_HOPS", "3")
     data = json.loads(run(capsys, "settings", "--json")[1])
     assert data["max_hops"] == {"value": 3, "from": "env"}
@@ -99,7 +125,11 @@ def test_settings_command(capsys: pytest.CaptureFixture[str], monkeypatch: pytes
 
 def test_console_script_runs(store: str) -> None:
     kgmw = Path(sys.executable).parent / "kgmw"
-    done = subprocess.run([str(kgmw), "link", "Kate Winslet", "--store", store], capture_output=True, text=True)
+    done = subprocess.run(
+        [str(kgmw), "link", "Kate Winslet", "--store", store], capture_output=True, text=True
+    )
     assert done.returncode == 0 and "Kate Winslet" in done.stdout
-    done = subprocess.run([str(kgmw), "neighbors", "<bad iri>", "--store", store], capture_output=True, text=True)
+    done = subprocess.run(
+        [str(kgmw), "neighbors", "<bad iri>", "--store", store], capture_output=True, text=True
+    )
     assert done.returncode == 2 and done.stderr.startswith("kgmw: error: not a valid IRI")

@@ -21,12 +21,18 @@ def films() -> LocalStore:
 
 def test_exact_alias_folded_fuzzy(films: LocalStore) -> None:
     linker = EntityLinker(films)
-    assert [(e.iri.value, e.match) for e in linker.link("Kate Winslet")][0] == (EX + "Winslet", "exact")
+    best = linker.link("Kate Winslet")[0]
+    assert (best.iri.value, best.match) == (EX + "Winslet", "exact")
     assert linker.link("Jim Cameron")[0].match == "alias"
     assert linker.link("kate  WINSLET")[0].match == "folded"
-    assert (linker.link("Zoe Saldana")[0].iri, linker.link("Zoe Saldana")[0].match) == (NamedNode(EX + "Saldana"), "folded")
+    assert (linker.link("Zoe Saldana")[0].iri, linker.link("Zoe Saldana")[0].match) == (
+        NamedNode(EX + "Saldana"),
+        "folded",
+    )
     typo = linker.link("Leonardo DiCapro")[0]
-    assert typo.iri == NamedNode(EX + "DiCaprio") and typo.match == "fuzzy" and typo.score is not None
+    assert (
+        typo.iri == NamedNode(EX + "DiCaprio") and typo.match == "fuzzy" and typo.score is not None
+    )
 
 
 def test_nothing_matches(films: LocalStore) -> None:

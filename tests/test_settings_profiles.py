@@ -16,7 +16,11 @@ def test_priority_default_file_env_cli(tmp_path: Path) -> None:
     s = Settings.load(config_path=config, env={"KGMW_RETRIES": "5"}, overrides={"max_hops": 1})
     assert (s.timeout, s.retries, s.max_hops, s.paths_limit) == (7.0, 5, 1, 100)
     assert [s.source_of(n) for n in ("timeout", "retries", "max_hops", "paths_limit")] == [
-        str(config), "env", "cli", "default"]
+        str(config),
+        "env",
+        "cli",
+        "default",
+    ]
 
 
 def test_config_from_env_variable(tmp_path: Path) -> None:
@@ -26,7 +30,7 @@ def test_config_from_env_variable(tmp_path: Path) -> None:
 
 
 def test_bad_values_are_clear(tmp_path: Path) -> None:
-    with pytest.raises(ConfigError, match="KGMW_TIMEOUT.*not a valid float"):
+    with pytest.raises(ConfigError, match=r"KGMW_TIMEOUT.*not a valid float"):
         Settings.load(config_path=None, env={"KGMW_TIMEOUT": "soon"})
     bad = tmp_path / "kgmw.toml"
     bad.write_text("nonsense = 1\n")
@@ -58,7 +62,10 @@ def test_metaqa_relation_readings() -> None:
     assert (directed.reading(True), directed.reading(False)) == ("directed by", "directed")
     wikidata = load_relations(load_profile("wikidata").relations)
     assert wikidata.get("http://www.wikidata.org/prop/direct/P26").symmetric
-    assert wikidata.get("http://www.wikidata.org/prop/direct/P361").inverse_of == "http://www.wikidata.org/prop/direct/P527"
+    assert (
+        wikidata.get("http://www.wikidata.org/prop/direct/P361").inverse_of
+        == "http://www.wikidata.org/prop/direct/P527"
+    )
 
 
 def test_unknown_profile() -> None:

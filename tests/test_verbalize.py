@@ -12,7 +12,9 @@ EX = "http://example.org/film/"
 
 def test_triples_and_reversed_hops_with_metaqa_ontology() -> None:
     store = LocalStore(profile="metaqa")
-    store.load_text("Titanic|directed_by|James Cameron\nTitanic|starred_actors|Kate Winslet\n", name="kb.txt")
+    store.load_text(
+        "Titanic|directed_by|James Cameron\nTitanic|starred_actors|Kate Winslet\n", name="kb.txt"
+    )
     verbalizer = Verbalizer(store)
     triple = store.neighbors(store.entity_iri("Titanic"))[0]
     assert verbalizer.triple(triple) == "Titanic | directed by | James Cameron"
@@ -28,21 +30,41 @@ def test_unknown_relations_and_literals_in_a_generic_graph() -> None:
     texts = verbalizer.triples(store.neighbors(EX + "Titanic", direction="out"))
     assert "Titanic | directed by | James Cameron" in texts
     assert "Titanic | release year | 1997" in texts
-    reverse = Path((Hop(Triple(NamedNode(EX + "Winslet"), NamedNode(EX + "marriedTo"), NamedNode(EX + "Mendes")), False),))
+    reverse = Path(
+        (
+            Hop(
+                Triple(
+                    NamedNode(EX + "Winslet"), NamedNode(EX + "marriedTo"), NamedNode(EX + "Mendes")
+                ),
+                False,
+            ),
+        )
+    )
     assert verbalizer.path(reverse) == "Sam Mendes | married to (reversed) | Kate Winslet"
-    long = Triple(NamedNode(EX + "Titanic"), NamedNode(EX + "note"), Literal("a\nvery long\tnote indeed", language="en"))
+    long = Triple(
+        NamedNode(EX + "Titanic"),
+        NamedNode(EX + "note"),
+        Literal("a\nvery long\tnote indeed", language="en"),
+    )
     assert verbalizer.triple(long) == "Titanic | note | a very long…"
 
 
 def test_ignored_predicates_are_skipped() -> None:
     store = LocalStore()
     store.load([DATA / "films.ttl"])
-    label = Triple(NamedNode(EX + "Titanic"), NamedNode("http://www.w3.org/2000/01/rdf-schema#label"), Literal("Titanic"))
+    label = Triple(
+        NamedNode(EX + "Titanic"),
+        NamedNode("http://www.w3.org/2000/01/rdf-schema#label"),
+        Literal("Titanic"),
+    )
     assert Verbalizer(store).triples([label]) == []
 
 
 def test_labels_from_the_graph_name_unknown_relations() -> None:
     store = LocalStore(profile="freebase")
-    store.load_text("/m/01\t/film/film/story_by\t/m/02\n/film/film/story_by\tfilm story by\n/m/01\tTitanic\n", name="x.tsv")
+    store.load_text(
+        "/m/01\t/film/film/story_by\t/m/02\n/film/film/story_by\tfilm story by\n/m/01\tTitanic\n",
+        name="x.tsv",
+    )
     triple = store.neighbors("http://rdf.freebase.com/ns/m.01")[0]
     assert Verbalizer(store).triple(triple) == "Titanic | film story by | m.02"

@@ -189,11 +189,15 @@ class GraphOperations(ABC):
             raise BadRequest(f"direction must be 'out', 'in' or 'both', got {direction!r}")
         found: list[Triple] = []
         if direction in ("out", "both"):
-            for row in self._select("neighbors_out", entity=node, limit=limit, **self._common_bindings()):
+            for row in self._select(
+                "neighbors_out", entity=node, limit=limit, **self._common_bindings()
+            ):
                 found.append(Triple(node, _named(row["p"]), row["o"], self.name))
         if direction in ("in", "both") and len(found) < limit:
             rest = limit - len(found)
-            for row in self._select("neighbors_in", entity=node, limit=rest, **self._common_bindings()):
+            for row in self._select(
+                "neighbors_in", entity=node, limit=rest, **self._common_bindings()
+            ):
                 found.append(Triple(_node(row["s"]), _named(row["p"]), node, self.name))
         return found
 
@@ -222,12 +226,18 @@ class GraphOperations(ABC):
             if len(found) >= limit:
                 break
             rows = self._select(
-                f"paths_{length}", a=start, b=end, limit=limit - len(found), **self._common_bindings()
+                f"paths_{length}",
+                a=start,
+                b=end,
+                limit=limit - len(found),
+                **self._common_bindings(),
             )
             found.extend(self._row_to_path(row, start, end, length) for row in rows)
         return found
 
-    def _row_to_path(self, row: dict[str, Term], start: NamedNode, end: NamedNode, length: int) -> Path:
+    def _row_to_path(
+        self, row: dict[str, Term], start: NamedNode, end: NamedNode, length: int
+    ) -> Path:
         nodes: list[Term] = [start, *(row[f"m{i}"] for i in range(1, length)), end]
         hops = []
         for i in range(length):
@@ -345,7 +355,7 @@ class GraphOperations(ABC):
             description=desc[0].value if desc else None,
         )
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027 - optional hook, most backends hold nothing
         """Release resources; the default holds none."""
 
 

@@ -16,15 +16,15 @@ from middleware.kg.base import Path
 PathKey = tuple[tuple[tuple[str, str, str], bool], ...]
 
 
-def relation_graph(triples: Iterable[tuple[str, str, str]]) -> nx.MultiGraph:
-    graph = nx.MultiGraph()
+def relation_graph(triples: Iterable[tuple[str, str, str]]) -> nx.MultiGraph[str]:
+    graph: nx.MultiGraph[str] = nx.MultiGraph()
     for s, p, o in triples:
         if s != o:
             graph.add_edge(s, o, key=(s, p, o))
     return graph
 
 
-def brute_force_paths(graph: nx.MultiGraph, a: str, b: str, hops: int) -> set[PathKey]:
+def brute_force_paths(graph: nx.MultiGraph[str], a: str, b: str, hops: int) -> set[PathKey]:
     """Every simple path of exactly ``hops`` edges from ``a`` to ``b``."""
     found: set[PathKey] = set()
     if a not in graph or b not in graph:
@@ -32,7 +32,9 @@ def brute_force_paths(graph: nx.MultiGraph, a: str, b: str, hops: int) -> set[Pa
     for edges in nx.all_simple_edge_paths(graph, a, b, cutoff=hops):
         if len(edges) != hops:
             continue
-        found.add(tuple((key, u == key[0]) for u, _v, key in edges))
+        # on a multigraph each edge is (u, v, key); the key is the (s, p, o) triple
+        hops_walked: list[tuple[str, str, tuple[str, str, str]]] = list(edges)  # type: ignore[arg-type]
+        found.add(tuple((key, u == key[0]) for u, _v, key in hops_walked))
     return found
 
 
@@ -45,7 +47,7 @@ def path_key(path: Path) -> PathKey:
 
 
 def sample_pairs(
-    graph: nx.MultiGraph, count: int, hops: int, *, seed: int, max_degree: int = 300
+    graph: nx.MultiGraph[str], count: int, hops: int, *, seed: int, max_degree: int = 300
 ) -> list[tuple[str, str]]:
     """Pairs joined by a random walk of ``hops`` steps, avoiding hub endpoints."""
     rng = random.Random(seed)

@@ -109,7 +109,9 @@ class SparqlEndpoint(GraphOperations):
         if not url.startswith(("http://", "https://")):
             raise BadRequest(f"endpoint URL must start with http:// or https://, got {url!r}")
         self.url = url
-        self.profile = profile if isinstance(profile, Profile) else load_profile(profile or "generic")
+        self.profile = (
+            profile if isinstance(profile, Profile) else load_profile(profile or "generic")
+        )
         self.name = name or url.split("://", 1)[1].split("/", 1)[0]
         self.default_timeout = timeout
         self.retries = max(0, retries)
@@ -160,7 +162,9 @@ class SparqlEndpoint(GraphOperations):
         deadline = time.monotonic() + timeout
         try:
             response = client.query().response
-            content_type = (response.headers.get("Content-Type") or "").split(";")[0].strip().lower()
+            content_type = (
+                (response.headers.get("Content-Type") or "").split(";")[0].strip().lower()
+            )
             body = self._read(response, deadline, timeout)
         except urllib.error.HTTPError as err:
             retry_after = parse_retry_after(err.headers.get("Retry-After") if err.headers else None)
@@ -179,7 +183,7 @@ class SparqlEndpoint(GraphOperations):
             raise EndpointError(f"endpoint {self.url}: {_short(err)}", endpoint=self.url) from err
         except SPARQLWrapperException as err:
             raise EndpointError(f"endpoint {self.url}: {_short(err)}", endpoint=self.url) from err
-        except (TimeoutError, socket.timeout) as err:
+        except TimeoutError as err:
             raise self._timeout(timeout) from err
         except urllib.error.URLError as err:
             if isinstance(err.reason, TimeoutError | socket.timeout):
@@ -187,7 +191,7 @@ class SparqlEndpoint(GraphOperations):
             raise _Retry(f"cannot connect: {err.reason}") from None
         except (ConnectionError, http.client.HTTPException) as err:
             raise _Retry(f"connection dropped: {err!r}") from None
-        return self._parse(body, content_type, client.queryType)
+        return self._parse(body, content_type, client.queryType or "SELECT")
 
     def _timeout(self, timeout: float) -> EndpointTimeout:
         return EndpointTimeout(
@@ -223,7 +227,7 @@ class SparqlEndpoint(GraphOperations):
                 if fmt is None:
                     raise self._unexpected(content_type, body)
                 triples = [(q.subject, q.predicate, q.object) for q in ox.parse(body, fmt)]
-                return QueryResult("graph", triples=triples)  # type: ignore[arg-type]
+                return QueryResult("graph", triples=triples)
             result_fmt = _RESULT_TYPES.get(content_type)
             if result_fmt is None:
                 raise self._unexpected(content_type, body)
@@ -233,7 +237,9 @@ class SparqlEndpoint(GraphOperations):
             variables = [v.value for v in parsed.variables]
             rows: list[dict[str, Term]] = []
             for solution in parsed:
-                rows.append({name: solution[name] for name in variables if solution[name] is not None})
+                rows.append(
+                    {name: solution[name] for name in variables if solution[name] is not None}
+                )
             return QueryResult("select", variables=variables, rows=rows)
         except SyntaxError as err:
             raise EndpointError(
@@ -243,8 +249,10 @@ class SparqlEndpoint(GraphOperations):
 
     def _unexpected(self, content_type: str, body: bytes) -> EndpointError:
         preview = body[:200].decode("utf-8", "replace").replace("\n", " ").strip()
-        kind = "an HTML page" if "html" in content_type or preview.lower().startswith("<!doctype html") else (
-            f"content of type {content_type or 'unknown'!r}"
+        kind = (
+            "an HTML page"
+            if "html" in content_type or preview.lower().startswith("<!doctype html")
+            else (f"content of type {content_type or 'unknown'!r}")
         )
         return EndpointError(
             f"endpoint {self.url} sent {kind} instead of SPARQL results: {preview[:120]!r}",

@@ -14,7 +14,7 @@ import xml.parsers.expat
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
+from typing import IO, cast
 
 import pyoxigraph as ox
 from pyoxigraph import Literal, NamedNode, Quad
@@ -62,7 +62,9 @@ def detect_format(path: Path, explicit: str | None = None) -> str:
     """
     if explicit:
         if explicit not in FORMATS:
-            raise BadRequest(f"unknown format {explicit!r}", hint=f"use one of {', '.join(FORMATS)}")
+            raise BadRequest(
+                f"unknown format {explicit!r}", hint=f"use one of {', '.join(FORMATS)}"
+            )
         return explicit
     suffixes = [s.lower() for s in path.suffixes]
     if suffixes and suffixes[-1] == ".gz":
@@ -79,7 +81,7 @@ def open_binary(path: Path) -> IO[bytes]:
     """Open a file for reading, gunzipping ``.gz`` files."""
     try:
         if path.suffix.lower() == ".gz":
-            return gzip.open(path, "rb")
+            return cast(IO[bytes], gzip.open(path, "rb"))
         return path.open("rb")
     except OSError as err:
         raise LoadError(str(path), None, f"cannot open: {err.strerror or err}") from err
@@ -140,10 +142,17 @@ def _read_with_rdflib(source: Source) -> Iterator[Quad]:
             dataset.parse(io.BytesIO(handle.read()), format=RDFLIB_FORMATS[source.format])
         except Exception as err:  # rdflib parsers raise many unrelated exception types
             line = getattr(err, "lineno", None) or getattr(err, "line", None)
-            raise LoadError(str(source.path), line if isinstance(line, int) else None, str(err)) from err
+            raise LoadError(
+                str(source.path), line if isinstance(line, int) else None, str(err)
+            ) from err
     for s, p, o, g in dataset.quads():
+        subject, predicate, obj = _ox_term(s), _ox_term(p), _ox_term(o)
         graph = _ox_term(g) if g is not None and str(g) != _RDFLIB_DEFAULT_GRAPH else None
-        yield Quad(_ox_term(s), _ox_term(p), _ox_term(o), graph)
+        if isinstance(subject, Literal) or not isinstance(predicate, NamedNode):
+            raise LoadError(str(source.path), None, f"invalid triple ({s}, {p}, {o})")
+        if isinstance(graph, Literal):
+            raise LoadError(str(source.path), None, f"a literal cannot name a graph: {g}")
+        yield Quad(subject, predicate, obj, graph)
 
 
 _RDFLIB_DEFAULT_GRAPH = "urn:x-rdflib:default"
@@ -243,7 +252,9 @@ def _named(
         try:
             node = NamedNode(iri)
         except ValueError as err:
-            raise LoadError(str(path), line, f"{name!r} does not map to a valid IRI: {err}") from err
+            raise LoadError(
+                str(path), line, f"{name!r} does not map to a valid IRI: {err}"
+            ) from err
         cache[name] = node
     return node
 

@@ -26,6 +26,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pyoxigraph as ox
 from pyoxigraph import Literal, NamedNode, Quad
@@ -113,7 +114,11 @@ class LocalStore(GraphOperations):
             raise BadRequest(f"store path {self.path} is a file, not a directory")
         generation = self._generation()
         if generation is None:
-            if self.path.is_dir() and any(self.path.iterdir()) and not (self.path / META_FILE).exists():
+            if (
+                self.path.is_dir()
+                and any(self.path.iterdir())
+                and not (self.path / META_FILE).exists()
+            ):
                 raise BadRequest(
                     f"{self.path} is not a kgmw store directory",
                     hint="use an empty or new directory, or wrap an open pyoxigraph Store",
@@ -194,7 +199,7 @@ class LocalStore(GraphOperations):
                 )
             return QueryResult("select", variables=variables, rows=rows)
         triples = [(t.subject, t.predicate, t.object) for t in result]
-        return QueryResult("graph", triples=triples)  # type: ignore[arg-type]
+        return QueryResult("graph", triples=triples)
 
     # -- loading ----------------------------------------------------------------------
     def entity_iri(self, name: str) -> str:
@@ -248,7 +253,7 @@ class LocalStore(GraphOperations):
             target.write_text(text, encoding="utf-8")
             return self.load([target], format=format)
 
-    def _quads(self, sources: Iterable[Source], bar: tqdm[None]) -> Iterator[Quad]:
+    def _quads(self, sources: Iterable[Source], bar: tqdm[Any]) -> Iterator[Quad]:
         for source in sources:
             bar.set_description(source.path.name)
             count = 0
@@ -260,9 +265,13 @@ class LocalStore(GraphOperations):
                     count = 0
             bar.update(count)
 
-    def _bar(self) -> tqdm[None]:
+    def _bar(self) -> tqdm[Any]:
         return tqdm(
-            unit=" triples", unit_scale=True, disable=not self.progress, smoothing=0.1, mininterval=0.5
+            unit=" triples",
+            unit_scale=True,
+            disable=not self.progress,
+            smoothing=0.1,
+            mininterval=0.5,
         )
 
     def _load_memory(self, sources: list[Source]) -> int:

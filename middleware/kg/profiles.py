@@ -82,7 +82,9 @@ class Profile:
         )
 
 
-def _iris(data: dict[str, Any], key: str, prefixes: dict[str, str], where: str) -> tuple[NamedNode, ...]:
+def _iris(
+    data: dict[str, Any], key: str, prefixes: dict[str, str], where: str
+) -> tuple[NamedNode, ...]:
     values = data.get(key) or []
     if not isinstance(values, list):
         raise ConfigError(f"{where}: {key} must be a list of IRIs")

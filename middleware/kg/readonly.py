@@ -40,7 +40,7 @@ def check_read_only(sparql: str) -> QueryKind:
             raise BadRequest(
                 f"not a valid SPARQL query: {query_err.msg} at line {query_err.lineno}, column {query_err.col}"
             ) from query_err
-        operations = [op.name for op in update.get("request", [])]
+        operations = [op.name for op in (update.get("request") or [])]
         names = ", ".join(_update_name(op) for op in operations) or "an update"
         raise ReadOnlyViolation(
             f"SPARQL updates are not allowed here: this request is {names}",

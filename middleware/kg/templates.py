@@ -32,7 +32,9 @@ def _render_term(name: str, value: object) -> str:
         return str(value)
     if isinstance(value, BlankNode):
         raise ConfigError(f"placeholder {name!r}: blank nodes cannot be bound into a query")
-    raise ConfigError(f"placeholder {name!r}: cannot bind a {type(value).__name__}; use an RDF term")
+    raise ConfigError(
+        f"placeholder {name!r}: cannot bind a {type(value).__name__}; use an RDF term"
+    )
 
 
 def render_template(text: str, bindings: Mapping[str, object]) -> str:
@@ -54,7 +56,9 @@ def render_template(text: str, bindings: Mapping[str, object]) -> str:
 class TemplateSet:
     """Named templates from the sparql/ folder; a profile may point a name elsewhere."""
 
-    def __init__(self, overrides: Mapping[str, str] | None = None, root: Path | None = None) -> None:
+    def __init__(
+        self, overrides: Mapping[str, str] | None = None, root: Path | None = None
+    ) -> None:
         self.root = root or resource_dir("sparql")
         self.overrides = dict(overrides or {})
         self._cache: dict[str, str] = {}

@@ -48,8 +48,12 @@ def looks_like_iri(text: str) -> bool:
     if text.startswith("<") and text.endswith(">"):
         return True
     head, sep, _ = text.partition(":")
-    return bool(sep) and head.isascii() and head.isalpha() and " " not in text and (
-        head.lower() in {"http", "https", "urn", "file", "ftp", "tag", "mailto"}
+    return (
+        bool(sep)
+        and head.isascii()
+        and head.isalpha()
+        and " " not in text
+        and (head.lower() in {"http", "https", "urn", "file", "ftp", "tag", "mailto"})
     )
 
 

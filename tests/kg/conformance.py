@@ -28,14 +28,19 @@ class GraphConformance:
             (ex("directedBy"), ex("Cameron")),
             (ex("starring"), ex("DiCaprio")),
             (ex("starring"), ex("Winslet")),
-            (ex("releaseYear"), Literal("1997", datatype=NamedNode("http://www.w3.org/2001/XMLSchema#gYear"))),
+            (
+                ex("releaseYear"),
+                Literal("1997", datatype=NamedNode("http://www.w3.org/2001/XMLSchema#gYear")),
+            ),
         }
         assert all(t.subject == ex("Titanic") and t.source == graph.name for t in triples)
 
     def test_neighbors_in(self, graph: GraphOperations) -> None:
         triples = graph.neighbors(ex("DiCaprio"), direction="in")
         assert sorted(t.subject.value for t in triples) == [
-            EX + "Inception", EX + "RevolutionaryRoad", EX + "Titanic"
+            EX + "Inception",
+            EX + "RevolutionaryRoad",
+            EX + "Titanic",
         ]
         assert all(t.object == ex("DiCaprio") for t in triples)
 
@@ -64,7 +69,9 @@ class GraphConformance:
     # paths ------------------------------------------------------------------------------
     def test_one_hop_path_keeps_direction(self, graph: GraphOperations) -> None:
         forward = graph.paths(ex("Titanic"), ex("Cameron"), max_hops=1)
-        assert [(h.triple.predicate, h.forward) for p in forward for h in p.hops] == [(ex("directedBy"), True)]
+        assert [(h.triple.predicate, h.forward) for p in forward for h in p.hops] == [
+            (ex("directedBy"), True)
+        ]
         backward = graph.paths(ex("Cameron"), ex("Titanic"), max_hops=1)
         assert [h.forward for p in backward for h in p.hops] == [False]
         assert backward[0].nodes == (ex("Cameron"), ex("Titanic"))
@@ -79,7 +86,7 @@ class GraphConformance:
 
     def test_three_hop_paths_are_simple_and_complete(self, graph: GraphOperations) -> None:
         found = graph.paths(ex("Avatar"), ex("DiCaprio"), max_hops=3)
-        assert {tuple(n.value[len(EX):] for n in p.nodes) for p in found} == {
+        assert {tuple(n.value[len(EX) :] for n in p.nodes) for p in found} == {
             ("Avatar", "Cameron", "Titanic", "DiCaprio"),
         }
         winslet = graph.paths(ex("Winslet"), ex("Mendes"), max_hops=3)
@@ -119,7 +126,9 @@ class GraphConformance:
 
     # raw queries ------------------------------------------------------------------------
     def test_select_ask_construct(self, graph: GraphOperations) -> None:
-        rows = graph.query(f"SELECT ?f WHERE {{ ?f <{EX}directedBy> <{EX}Cameron> }} ORDER BY ?f").rows
+        rows = graph.query(
+            f"SELECT ?f WHERE {{ ?f <{EX}directedBy> <{EX}Cameron> }} ORDER BY ?f"
+        ).rows
         assert [r["f"] for r in rows] == [ex("Avatar"), ex("Titanic")]
         assert graph.query(f"ASK {{ <{EX}Winslet> <{EX}marriedTo> ?x }}").boolean is True
         built = graph.query(f"CONSTRUCT {{ ?f <{EX}by> ?d }} WHERE {{ ?f <{EX}directedBy> ?d }}")

@@ -7,6 +7,8 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Iterator
+from contextlib import suppress
+from typing import ClassVar
 
 import pytest
 
@@ -18,7 +20,7 @@ QUERY = "SELECT ?x WHERE { ?x ?p ?o } LIMIT 1"
 
 
 class Faulty(http.server.BaseHTTPRequestHandler):
-    hits: Counter[str] = Counter()
+    hits: ClassVar[Counter[str]] = Counter()
 
     def log_message(self, *args: object) -> None:
         pass
@@ -30,12 +32,10 @@ class Faulty(http.server.BaseHTTPRequestHandler):
         for name, value in headers.items():
             self.send_header(name.replace("_", "-"), value)
         self.end_headers()
-        try:
+        with suppress(BrokenPipeError):  # the client gave up first, as timeout tests intend
             self.wfile.write(body)
-        except BrokenPipeError:  # the client gave up first, as the timeout tests intend
-            pass
 
-    def do_GET(self) -> None:  # noqa: N802 - http.server's naming
+    def do_GET(self) -> None:
         mode = self.path.split("?")[0].strip("/")
         Faulty.hits[mode] += 1
         count = Faulty.hits[mode]

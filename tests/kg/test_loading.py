@@ -21,7 +21,7 @@ from tests.conftest import DATA
 NT = '<http://e.org/a> <http://e.org/p> <http://e.org/b> .\n<http://e.org/a> <http://www.w3.org/2000/01/rdf-schema#label> "A" .\n'
 SAMPLES = {
     "g.nt": NT,
-    "g.nq": '<http://e.org/a> <http://e.org/p> <http://e.org/b> <http://e.org/g> .\n',
+    "g.nq": "<http://e.org/a> <http://e.org/p> <http://e.org/b> <http://e.org/g> .\n",
     "g.ttl": "@prefix e: <http://e.org/> .\ne:a e:p e:b .\n",
     "g.trig": "@prefix e: <http://e.org/> .\ne:g { e:a e:p e:b . }\n",
     "g.rdf": (
@@ -52,7 +52,9 @@ def test_each_rdf_format_loads(tmp_path: Path, name: str) -> None:
     store = LocalStore()
     report = store.load([write(tmp_path, name, SAMPLES[name])])
     assert report.quads_read >= 1
-    rows = store.query("SELECT ?o WHERE { GRAPH ?g { <http://e.org/a> <http://e.org/p> ?o } } ").rows
+    rows = store.query(
+        "SELECT ?o WHERE { GRAPH ?g { <http://e.org/a> <http://e.org/p> ?o } } "
+    ).rows
     rows += store.query("SELECT ?o WHERE { <http://e.org/a> <http://e.org/p> ?o }").rows
     assert {r["o"] for r in rows} == {NamedNode("http://e.org/b")}
 
@@ -60,7 +62,9 @@ def test_each_rdf_format_loads(tmp_path: Path, name: str) -> None:
 def test_gzip_and_explicit_format(tmp_path: Path) -> None:
     store = LocalStore()
     store.load([write(tmp_path, "g.nt.gz", NT)])
-    store.load([write(tmp_path, "data.bin", "@prefix e: <http://e.org/> . e:c e:p e:d .")], format="ttl")
+    store.load(
+        [write(tmp_path, "data.bin", "@prefix e: <http://e.org/> . e:c e:p e:d .")], format="ttl"
+    )
     assert len(store) == 3
 
 
@@ -98,7 +102,11 @@ def test_delimited_freebase_with_names_and_relation_texts(tmp_path: Path) -> Non
     [
         ("bad.nt", NT + '<http://e.org/a> <http://e.org/p> "unterminated .\n', 3),
         ("bad.ttl", "@prefix e: <http://e.org/> .\ne:a e:p e:b .\ne:a e:p .\n", 3),
-        ("bad.rdf", '<?xml version="1.0"?>\n<rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#">\n<rdf:Description>\n</rdf:Descr>\n</rdf:RDF>\n', 4),
+        (
+            "bad.rdf",
+            '<?xml version="1.0"?>\n<rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#">\n<rdf:Description>\n</rdf:Descr>\n</rdf:RDF>\n',
+            4,
+        ),
         ("bad.jsonld", '{\n "@id": "http://e.org/a",\n "http://e.org/p": [ }\n', 3),
         ("kb.txt", "a|r|b\nc|r\nd|r|e|f\n", 3),
         ("kb2.txt", "a|r|b\n||x\n", 2),
@@ -112,7 +120,14 @@ def test_malformed_file_names_file_and_line_and_changes_nothing(
     before = sorted(str(q) for q in store._store)
     bad = write(tmp_path, name, text)
     with pytest.raises(LoadError) as caught:
-        store.load([write(tmp_path, "more.nt", "<http://e.org/x> <http://e.org/p> <http://e.org/y> .\n"), bad])
+        store.load(
+            [
+                write(
+                    tmp_path, "more.nt", "<http://e.org/x> <http://e.org/p> <http://e.org/y> .\n"
+                ),
+                bad,
+            ]
+        )
     assert caught.value.line == line
     assert str(caught.value).startswith(f"{bad}:{line}: ")
     assert sorted(str(q) for q in store._store) == before
@@ -166,7 +181,8 @@ def test_kill_during_a_large_load_leaves_store_as_it_was(tmp_path: Path) -> None
             out.write(f"movie {i}|starred_actors|actor {i % 5000}\n")
     process = subprocess.Popen(
         [sys.executable, "-c", KILL_SCRIPT, str(folder), str(big)],
-        stdout=subprocess.PIPE, text=True,
+        stdout=subprocess.PIPE,
+        text=True,
     )
     assert process.stdout is not None
     assert process.stdout.readline().strip() == "loading"

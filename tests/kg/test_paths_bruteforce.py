@@ -34,7 +34,9 @@ def test_paths_match_networkx(sample_slice: LocalStore, hops: int) -> None:
         expected = set()
         for length in range(1, hops + 1):
             expected |= brute_force_paths(graph, a, b, length)
-        got = sample_slice.paths(NamedNode(a[1:-1]), NamedNode(b[1:-1]), max_hops=hops, limit=10_000)
+        got = sample_slice.paths(
+            NamedNode(a[1:-1]), NamedNode(b[1:-1]), max_hops=hops, limit=10_000
+        )
         keys = [path_key(p) for p in got]
         assert len(keys) == len(set(keys)), "a path was returned twice"
         assert set(keys) == expected, (a, b)

@@ -21,6 +21,7 @@ from pyoxigraph import Literal, NamedNode, Quad
 
 from middleware.errors import BadRequest, LoadError
 from middleware.kg.profiles import RDFS_LABEL, DelimitedMapping, Profile
+from middleware.kg.rdflib_graph import to_oxigraph
 
 RDF_FORMATS: dict[str, ox.RdfFormat] = {
     "nt": ox.RdfFormat.N_TRIPLES,
@@ -146,8 +147,8 @@ def _read_with_rdflib(source: Source) -> Iterator[Quad]:
                 str(source.path), line if isinstance(line, int) else None, str(err)
             ) from err
     for s, p, o, g in dataset.quads():
-        subject, predicate, obj = _ox_term(s), _ox_term(p), _ox_term(o)
-        graph = _ox_term(g) if g is not None and str(g) != _RDFLIB_DEFAULT_GRAPH else None
+        subject, predicate, obj = to_oxigraph(s), to_oxigraph(p), to_oxigraph(o)
+        graph = to_oxigraph(g) if g is not None and str(g) != _RDFLIB_DEFAULT_GRAPH else None
         if isinstance(subject, Literal) or not isinstance(predicate, NamedNode):
             raise LoadError(str(source.path), None, f"invalid triple ({s}, {p}, {o})")
         if isinstance(graph, Literal):
@@ -156,22 +157,6 @@ def _read_with_rdflib(source: Source) -> Iterator[Quad]:
 
 
 _RDFLIB_DEFAULT_GRAPH = "urn:x-rdflib:default"
-
-
-def _ox_term(term: object) -> ox.NamedNode | ox.BlankNode | ox.Literal:
-    import rdflib
-
-    if isinstance(term, rdflib.URIRef):
-        return NamedNode(str(term))
-    if isinstance(term, rdflib.BNode):
-        return ox.BlankNode(str(term))
-    if isinstance(term, rdflib.Literal):
-        if term.language:
-            return Literal(str(term), language=term.language)
-        if term.datatype:
-            return Literal(str(term), datatype=NamedNode(str(term.datatype)))
-        return Literal(str(term))
-    raise BadRequest(f"unsupported rdflib term {term!r}")
 
 
 def _generic_mapping() -> DelimitedMapping:

@@ -6,9 +6,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import rdflib
 
 from middleware.kg.endpoint import SparqlEndpoint
 from middleware.kg.local import LocalStore
+from middleware.kg.rdflib_graph import RdflibGraph
 from tests.conftest import DATA
 from tests.kg.conformance import GraphConformance
 
@@ -38,3 +40,10 @@ class TestSparqlEndpoint(GraphConformance):
     @classmethod
     def graph(cls, oxigraph_server: str) -> SparqlEndpoint:
         return SparqlEndpoint(oxigraph_server, profile="generic", name="oxigraph", timeout=10)
+
+
+class TestRdflibGraph(GraphConformance):
+    @pytest.fixture(scope="class")
+    @classmethod
+    def graph(cls) -> RdflibGraph:
+        return RdflibGraph(rdflib.Graph().parse(DATA / "films.ttl"), name="rdflib")

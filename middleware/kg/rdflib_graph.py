@@ -1,0 +1,76 @@
+"""RdflibGraph: a user's rdflib ``Graph`` or ``Dataset`` as a source, without copying.
+
+>>> import rdflib
+>>> g = rdflib.Graph().parse(data="<http://e.org/a> <http://e.org/p> <http://e.org/b> .", format="nt")
+>>> [t.object.value for t in RdflibGraph(g).neighbors("http://e.org/a")]
+['http://e.org/b']
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import rdflib
+from pyoxigraph import BlankNode, Literal, NamedNode
+
+from middleware.errors import BadRequest, EndpointTimeout
+from middleware.kg.base import GraphOperations, QueryResult
+from middleware.kg.profiles import Profile, load_profile
+from middleware.kg.terms import Term
+
+
+def to_oxigraph(term: Any) -> Term:
+    """An rdflib term as the pyoxigraph term the rest of the middleware uses."""
+    if isinstance(term, rdflib.URIRef):
+        return NamedNode(str(term))
+    if isinstance(term, rdflib.BNode):
+        return BlankNode(str(term))
+    if isinstance(term, rdflib.Literal):
+        if term.language:
+            return Literal(str(term), language=term.language)
+        if term.datatype is not None:
+            return Literal(str(term), datatype=NamedNode(str(term.datatype)))
+        return Literal(str(term))
+    raise BadRequest(f"unsupported rdflib term {term!r}")
+
+
+class RdflibGraph(GraphOperations):
+    """Graph operations over ``graph.query`` (rdflib's own SPARQL engine)."""
+
+    def __init__(
+        self,
+        graph: rdflib.Graph,
+        *,
+        profile: str | Profile | None = None,
+        name: str = "rdflib",
+        timeout: float = 30.0,
+    ) -> None:
+        self.graph = graph
+        self.profile = (
+            profile if isinstance(profile, Profile) else load_profile(profile or "generic")
+        )
+        self.name = name
+        self.default_timeout = timeout
+        super().__init__()
+
+    def _execute(self, sparql: str, timeout: float) -> QueryResult:
+        deadline = time.monotonic() + timeout
+        try:
+            result = self.graph.query(sparql)
+        except Exception as err:  # rdflib's parser and engine raise many unrelated types
+            raise BadRequest(f"rdflib could not run the query: {err}") from err
+        if result.type == "ASK":
+            return QueryResult("ask", boolean=bool(result.askAnswer))
+        if result.type in ("CONSTRUCT", "DESCRIBE"):
+            built = result.graph if result.graph is not None else rdflib.Graph()
+            triples = [(to_oxigraph(s), to_oxigraph(p), to_oxigraph(o)) for s, p, o in built]
+            return QueryResult("graph", triples=triples)
+        variables = [str(v) for v in result.vars or []]
+        rows: list[dict[str, Term]] = []
+        for count, row in enumerate(result):
+            if count % 256 == 0 and time.monotonic() > deadline:
+                raise EndpointTimeout(f"rdflib graph {self.name!r}: query ran past {timeout:g} s")
+            values = row.asdict()  # type: ignore[union-attr]
+            rows.append({k: to_oxigraph(v) for k, v in values.items() if v is not None})
+        return QueryResult("select", variables=variables, rows=rows)

@@ -17,7 +17,7 @@ SAMPLE_NAME = "sample"
 
 
 def cache_root(cache_dir: str | None = None) -> Path:
-    return Path(cache_dir) if cache_dir else Path(platformdirs.user_cache_dir("kgmw"))
+    return Path(cache_dir).expanduser() if cache_dir else Path(platformdirs.user_cache_dir("kgmw"))
 
 
 def sample_store_dir(cache_dir: str | None = None) -> Path:

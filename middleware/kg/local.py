@@ -74,7 +74,7 @@ class LocalStore(GraphOperations):
         timeout: float = 30.0,
         progress: bool = False,
     ) -> None:
-        self.path = Path(path) if path is not None else None
+        self.path = Path(path).expanduser() if path is not None else None
         self.read_only = read_only
         self.progress = progress
         self.default_timeout = timeout

@@ -207,3 +207,12 @@ def test_load_report_and_version(tmp_path: Path) -> None:
     report = store.load([DATA / "films.ttl"])
     assert store.version == 1 and report.quads_added == report.quads_read == len(store)
     assert report.rate > 0
+
+
+def test_store_path_expands_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.chdir(tmp_path)
+    store = LocalStore("~/kg/films")
+    store.load([DATA / "films.ttl"])
+    assert (tmp_path / "kg" / "films" / "current").is_symlink()
+    assert not (tmp_path / "~").exists()

@@ -7,11 +7,13 @@ Errors print one line (``kgmw: error: ...``) and exit non-zero.
 
 from __future__ import annotations
 
+import functools
 import json
 import sys
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import click
 from pyoxigraph import NamedNode
@@ -30,8 +32,32 @@ F = TypeVar("F", bound=Callable[..., Any])
 CELL_WIDTH = 70
 
 
+@dataclass(frozen=True)
+class SourceArgs:
+    """The source options every graph command shares."""
+
+    store: str | None
+    endpoint: str | None
+    profile: str | None
+    timeout: float | None
+    as_json: bool
+
+
 def source_options(func: F) -> F:
-    """Options shared by every command that reads a graph."""
+    """Add --store/--endpoint/--profile/--timeout/--json, handed over as ``source``."""
+
+    @functools.wraps(func)
+    def wrapper(
+        *args: Any,
+        store: str | None,
+        endpoint: str | None,
+        profile: str | None,
+        timeout: float | None,
+        as_json: bool,
+        **kwargs: Any,
+    ) -> Any:
+        return func(*args, source=SourceArgs(store, endpoint, profile, timeout, as_json), **kwargs)
+
     options = [
         click.option(
             "--store",
@@ -43,25 +69,23 @@ def source_options(func: F) -> F:
         click.option("--timeout", type=float, help="Seconds a SPARQL query may take."),
         click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table."),
     ]
+    decorated: Any = wrapper
     for option in reversed(options):
-        func = option(func)
-    return func
+        decorated = option(decorated)
+    return cast(F, decorated)
 
 
 def _settings(ctx: click.Context, **overrides: Any) -> Settings:
     return Settings.load(config_path=ctx.obj.get("config") or True, overrides=overrides)
 
 
-def _graph(
-    ctx: click.Context,
-    store: str | None,
-    endpoint: str | None,
-    profile: str | None,
-    timeout: float | None,
-    **extra: Any,
-) -> tuple[Settings, GraphOperations]:
+def _graph(ctx: click.Context, source: SourceArgs) -> tuple[Settings, GraphOperations]:
     settings = _settings(
-        ctx, store=store, endpoint=endpoint, profile=profile, timeout=timeout, **extra
+        ctx,
+        store=source.store,
+        endpoint=source.endpoint,
+        profile=source.profile,
+        timeout=source.timeout,
     )
     return settings, open_graph(settings)
 
@@ -156,11 +180,7 @@ def load(
 def query(
     ctx: click.Context,
     sparql: str,
-    store: str | None,
-    endpoint: str | None,
-    profile: str | None,
-    timeout: float | None,
-    as_json: bool,
+    source: SourceArgs,
 ) -> None:
     """Run a read-only SPARQL query (SPARQL text, @FILE, or - for stdin)."""
     if sparql == "-":
@@ -170,9 +190,9 @@ def query(
             sparql = Path(sparql[1:]).read_text(encoding="utf-8")
         except OSError as err:
             raise BadRequest(f"cannot read query file {sparql[1:]}: {err.strerror}") from err
-    _, graph = _graph(ctx, store, endpoint, profile, timeout)
+    _, graph = _graph(ctx, source)
     result = graph.query(sparql)
-    if as_json:
+    if source.as_json:
         _echo_json(result_json(result))
     elif result.kind == "ask":
         click.echo("yes" if result.boolean else "no")
@@ -204,19 +224,15 @@ def neighbors(
     entity: str,
     direction: str,
     limit: int | None,
-    store: str | None,
-    endpoint: str | None,
-    profile: str | None,
-    timeout: float | None,
-    as_json: bool,
+    source: SourceArgs,
 ) -> None:
     """Triples around ENTITY (an IRI or a label)."""
-    settings, graph = _graph(ctx, store, endpoint, profile, timeout)
+    settings, graph = _graph(ctx, source)
     node = _resolve(graph, entity, settings)
     triples = graph.neighbors(node, direction=direction, limit=limit)  # type: ignore[arg-type]
     verbalizer = Verbalizer(graph, literal_max_chars=settings.literal_max_chars)
     texts = verbalizer.triples(triples)
-    if as_json:
+    if source.as_json:
         _echo_json(
             {
                 "entity": node.value,
@@ -255,18 +271,14 @@ def paths(
     b: str,
     max_hops: int | None,
     limit: int | None,
-    store: str | None,
-    endpoint: str | None,
-    profile: str | None,
-    timeout: float | None,
-    as_json: bool,
+    source: SourceArgs,
 ) -> None:
     """All simple paths between A and B (IRIs or labels), edges in either direction."""
-    settings, graph = _graph(ctx, store, endpoint, profile, timeout)
+    settings, graph = _graph(ctx, source)
     start, end = _resolve(graph, a, settings), _resolve(graph, b, settings)
     found = graph.paths(start, end, max_hops=max_hops, limit=limit)
     verbalizer = Verbalizer(graph, literal_max_chars=settings.literal_max_chars)
-    if as_json:
+    if source.as_json:
         _echo_json(
             {
                 "a": start.value,
@@ -291,17 +303,13 @@ def link(
     ctx: click.Context,
     text: str,
     limit: int | None,
-    store: str | None,
-    endpoint: str | None,
-    profile: str | None,
-    timeout: float | None,
-    as_json: bool,
+    source: SourceArgs,
 ) -> None:
     """Rank the entities that TEXT may name."""
-    settings, graph = _graph(ctx, store, endpoint, profile, timeout)
+    settings, graph = _graph(ctx, source)
     linker = EntityLinker(graph, limit=settings.link_limit, fuzzy_cutoff=settings.fuzzy_cutoff)
     found = linker.link(text, limit=limit)
-    if as_json:
+    if source.as_json:
         _echo_json([entity_json(e) for e in found])
         return
     if not found:
@@ -320,17 +328,13 @@ def link(
 def describe(
     ctx: click.Context,
     entity: str,
-    store: str | None,
-    endpoint: str | None,
-    profile: str | None,
-    timeout: float | None,
-    as_json: bool,
+    source: SourceArgs,
 ) -> None:
     """Label, aliases, description and degree of ENTITY."""
-    settings, graph = _graph(ctx, store, endpoint, profile, timeout)
+    settings, graph = _graph(ctx, source)
     found = graph.describe(_resolve(graph, entity, settings))
     degree = graph.degree(found.iri)
-    if as_json:
+    if source.as_json:
         _echo_json({**entity_json(found), "degree": degree, "term": term_json(found.iri)})
         return
     print_table(

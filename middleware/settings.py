@@ -201,10 +201,3 @@ class Settings:
 
     def as_dict(self) -> dict[str, Any]:
         return dict(self._values)
-
-    def replace(self, **changes: Any) -> Settings:
-        values, origins = dict(self._values), dict(self._origins)
-        for key, raw in changes.items():
-            values[key] = self._lookup(key, "replace").coerce(raw, "replace")
-            origins[key] = "cli"
-        return Settings(values, origins)

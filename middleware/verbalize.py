@@ -24,7 +24,7 @@ from urllib.parse import unquote
 from pyoxigraph import BlankNode, Literal, NamedNode
 
 from middleware.kg.base import Hop, KnowledgeGraph, Path, Triple
-from middleware.kg.relations import RelationCatalog, load_relations
+from middleware.kg.relations import RelationCatalog, RelationInfo, load_relations
 from middleware.kg.terms import Term
 
 XSD = "http://www.w3.org/2001/XMLSchema#"
@@ -110,7 +110,7 @@ class Verbalizer:
                 self.prepare([predicate])
             graph_label = self._labels[predicate]
             if graph_label != local_name(predicate.value):
-                info = type(info)(predicate.value, graph_label)
+                info = RelationInfo(predicate.value, graph_label)
         return info.reading(forward)
 
     # -- structures ---------------------------------------------------------------------

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Literal as TypingLiteral
 from typing import Protocol, runtime_checkable
@@ -376,14 +376,3 @@ def _node(term: Term) -> Node:
 
 def _as_bool(term: Term) -> bool:
     return isinstance(term, Literal) and term.value in ("true", "1")
-
-
-def dedupe_triples(triples: Sequence[Triple]) -> list[Triple]:
-    """Drop repeated triples, keeping the first occurrence (and its source)."""
-    seen: set[tuple[str, str, str]] = set()
-    kept = []
-    for triple in triples:
-        if triple.key() not in seen:
-            seen.add(triple.key())
-            kept.append(triple)
-    return kept

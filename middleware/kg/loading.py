@@ -11,7 +11,7 @@ from __future__ import annotations
 import gzip
 import io
 import xml.parsers.expat
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, cast
@@ -242,8 +242,3 @@ def _named(
             ) from err
         cache[name] = node
     return node
-
-
-def count_hint(sources: Iterable[Source]) -> int:
-    """Total bytes of the inputs, for a progress estimate."""
-    return sum(s.path.stat().st_size for s in sources if s.path.exists())

@@ -296,7 +296,7 @@ class LocalStore(GraphOperations):
                     target.bulk_extend(counter.count(self._quads(sources, bar)))
                 target.flush()
                 del target
-            except BaseException:
+            except BaseException:  # also Ctrl-C: drop the half-written generation, re-raise
                 shutil.rmtree(staging, ignore_errors=True)
                 raise
             old_store = self._store

@@ -75,14 +75,6 @@ class RelationCatalog:
         found = self._relations.get(iri)
         return found if found is not None else RelationInfo(iri, humanize(iri))
 
-    def with_labels(self, labels: dict[str, str]) -> RelationCatalog:
-        """Add labels (e.g. from the graph itself) for relations the ontology lacks."""
-        merged = dict(self._relations)
-        for iri, label in labels.items():
-            if iri not in merged:
-                merged[iri] = RelationInfo(iri, label)
-        return RelationCatalog(merged)
-
 
 _OWL_LOCK = threading.Lock()
 

@@ -57,11 +57,6 @@ def looks_like_iri(text: str) -> bool:
     )
 
 
-def term_text(term: Term) -> str:
-    """The lexical form a person reads: IRI string, literal value, blank node id."""
-    return term.value
-
-
 def term_key(term: Term) -> str:
     """A stable sort key (N-Triples form)."""
     return str(term)

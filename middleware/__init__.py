@@ -9,11 +9,16 @@
 ['Heat | directed by | Michael Mann | directed | Collateral']
 """
 
+from middleware.embeddings import Encoder, HashEncoder, SentenceEncoder, VectorIndex, open_encoder
 from middleware.errors import (
     BadRequest,
+    BudgetExceeded,
     ConfigError,
     EndpointError,
     EndpointTimeout,
+    LLMError,
+    LLMOutputError,
+    LLMTimeout,
     LoadError,
     MiddlewareError,
     NotFound,
@@ -32,32 +37,59 @@ from middleware.kg import (
     load_profile,
 )
 from middleware.linking import EntityLinker
+from middleware.llm import (
+    LLM,
+    Budget,
+    EmbeddedLLM,
+    Ledger,
+    LLMSession,
+    OpenAICompatLLM,
+    ScriptedLLM,
+    open_llm,
+)
 from middleware.sample import sample_store
 from middleware.settings import Settings
 from middleware.verbalize import Verbalizer
 
 __version__ = "0.1.0"
 __all__ = [
+    "LLM",
     "BadRequest",
+    "Budget",
+    "BudgetExceeded",
     "ConfigError",
+    "EmbeddedLLM",
+    "Encoder",
     "EndpointError",
     "EndpointTimeout",
     "Entity",
     "EntityLinker",
+    "HashEncoder",
     "Hop",
     "KnowledgeGraph",
+    "LLMError",
+    "LLMOutputError",
+    "LLMSession",
+    "LLMTimeout",
+    "Ledger",
     "LoadError",
     "LocalStore",
     "MiddlewareError",
     "NotFound",
+    "OpenAICompatLLM",
     "Path",
     "Profile",
     "QueryResult",
     "ReadOnlyViolation",
+    "ScriptedLLM",
+    "SentenceEncoder",
     "Settings",
     "SparqlEndpoint",
     "Triple",
+    "VectorIndex",
     "Verbalizer",
     "load_profile",
+    "open_encoder",
+    "open_llm",
     "sample_store",
 ]

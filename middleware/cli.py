@@ -7,119 +7,28 @@ Errors print one line (``kgmw: error: ...``) and exit non-zero.
 
 from __future__ import annotations
 
-import functools
-import json
 import sys
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, TypeVar, cast
 
 import click
 from pyoxigraph import NamedNode
 
+from middleware.cli_llm import doctor, llm_command
+from middleware.cli_support import (
+    SourceArgs,
+    echo_json,
+    graph_for,
+    print_table,
+    resolve_entity,
+    settings_for,
+    source_options,
+)
 from middleware.errors import BadRequest, MiddlewareError, NotFound
-from middleware.kg.base import GraphOperations
 from middleware.kg.local import LocalStore
-from middleware.kg.terms import looks_like_iri, to_iri
 from middleware.linking import EntityLinker
 from middleware.serialize import entity_json, path_json, result_json, term_json, triple_json
-from middleware.settings import Settings
-from middleware.sources import open_graph
 from middleware.verbalize import Verbalizer
-
-F = TypeVar("F", bound=Callable[..., Any])
-CELL_WIDTH = 70
-
-
-@dataclass(frozen=True)
-class SourceArgs:
-    """The source options every graph command shares."""
-
-    store: str | None
-    endpoint: str | None
-    profile: str | None
-    timeout: float | None
-    as_json: bool
-
-
-def source_options(func: F) -> F:
-    """Add --store/--endpoint/--profile/--timeout/--json, handed over as ``source``."""
-
-    @functools.wraps(func)
-    def wrapper(
-        *args: Any,
-        store: str | None,
-        endpoint: str | None,
-        profile: str | None,
-        timeout: float | None,
-        as_json: bool,
-        **kwargs: Any,
-    ) -> Any:
-        return func(*args, source=SourceArgs(store, endpoint, profile, timeout, as_json), **kwargs)
-
-    options = [
-        click.option(
-            "--store",
-            type=click.Path(file_okay=False),
-            help="Local store directory (default: the bundled sample graph).",
-        ),
-        click.option("--endpoint", help="SPARQL endpoint URL to query instead of a local store."),
-        click.option("--profile", help="Source profile: a name in mappings/ or a YAML path."),
-        click.option("--timeout", type=float, help="Seconds a SPARQL query may take."),
-        click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table."),
-    ]
-    decorated: Any = wrapper
-    for option in reversed(options):
-        decorated = option(decorated)
-    return cast(F, decorated)
-
-
-def _settings(ctx: click.Context, **overrides: Any) -> Settings:
-    return Settings.load(config_path=ctx.obj.get("config") or True, overrides=overrides)
-
-
-def _graph(ctx: click.Context, source: SourceArgs) -> tuple[Settings, GraphOperations]:
-    settings = _settings(
-        ctx,
-        store=source.store,
-        endpoint=source.endpoint,
-        profile=source.profile,
-        timeout=source.timeout,
-    )
-    return settings, open_graph(settings)
-
-
-def _resolve(graph: GraphOperations, text: str, settings: Settings) -> NamedNode:
-    """An IRI as given, or the best entity for a label."""
-    if looks_like_iri(text):
-        return to_iri(text)
-    linker = EntityLinker(graph, fuzzy_cutoff=settings.fuzzy_cutoff)
-    best = linker.best(text)
-    if best is None:
-        raise NotFound(
-            f"no entity in {graph.name!r} matches {text!r}", hint="try `kgmw link` or give an IRI"
-        )
-    return best.iri
-
-
-def _cut(text: str) -> str:
-    return text if len(text) <= CELL_WIDTH else text[: CELL_WIDTH - 1] + "…"
-
-
-def print_table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> None:
-    """Aligned columns; long cells are cut."""
-    cells = [[_cut(str(c)) for c in row] for row in rows]
-    widths = [max([len(h), *(len(r[i]) for r in cells)]) for i, h in enumerate(headers)]
-    line = "  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)).rstrip()
-    click.echo(line)
-    click.echo("  ".join("-" * w for w in widths))
-    for row in cells:
-        click.echo("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())
-
-
-def _echo_json(data: object) -> None:
-    click.echo(json.dumps(data, ensure_ascii=False, indent=2))
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -163,7 +72,7 @@ def load(
     progress: bool | None,
 ) -> None:
     """Load RDF or delimited triple files into a store, all or nothing."""
-    settings = _settings(ctx, store=store, profile=profile, progress=progress)
+    settings = settings_for(ctx, store=store, profile=profile, progress=progress)
     target = LocalStore(store, profile=settings.profile, progress=settings.progress)
     report = target.load(list(files), format=fmt)
     click.echo(
@@ -190,10 +99,10 @@ def query(
             sparql = Path(sparql[1:]).read_text(encoding="utf-8")
         except OSError as err:
             raise BadRequest(f"cannot read query file {sparql[1:]}: {err.strerror}") from err
-    _, graph = _graph(ctx, source)
+    _, graph = graph_for(ctx, source)
     result = graph.query(sparql)
     if source.as_json:
-        _echo_json(result_json(result))
+        echo_json(result_json(result))
     elif result.kind == "ask":
         click.echo("yes" if result.boolean else "no")
     elif result.kind == "graph":
@@ -227,13 +136,13 @@ def neighbors(
     source: SourceArgs,
 ) -> None:
     """Triples around ENTITY (an IRI or a label)."""
-    settings, graph = _graph(ctx, source)
-    node = _resolve(graph, entity, settings)
+    settings, graph = graph_for(ctx, source)
+    node = resolve_entity(graph, entity, settings)
     triples = graph.neighbors(node, direction=direction, limit=limit)  # type: ignore[arg-type]
     verbalizer = Verbalizer(graph, literal_max_chars=settings.literal_max_chars)
     texts = verbalizer.triples(triples)
     if source.as_json:
-        _echo_json(
+        echo_json(
             {
                 "entity": node.value,
                 "triples": [triple_json(t, x) for t, x in zip(triples, texts, strict=True)],
@@ -274,12 +183,12 @@ def paths(
     source: SourceArgs,
 ) -> None:
     """All simple paths between A and B (IRIs or labels), edges in either direction."""
-    settings, graph = _graph(ctx, source)
-    start, end = _resolve(graph, a, settings), _resolve(graph, b, settings)
+    settings, graph = graph_for(ctx, source)
+    start, end = resolve_entity(graph, a, settings), resolve_entity(graph, b, settings)
     found = graph.paths(start, end, max_hops=max_hops, limit=limit)
     verbalizer = Verbalizer(graph, literal_max_chars=settings.literal_max_chars)
     if source.as_json:
-        _echo_json(
+        echo_json(
             {
                 "a": start.value,
                 "b": end.value,
@@ -306,11 +215,11 @@ def link(
     source: SourceArgs,
 ) -> None:
     """Rank the entities that TEXT may name."""
-    settings, graph = _graph(ctx, source)
+    settings, graph = graph_for(ctx, source)
     linker = EntityLinker(graph, limit=settings.link_limit, fuzzy_cutoff=settings.fuzzy_cutoff)
     found = linker.link(text, limit=limit)
     if source.as_json:
-        _echo_json([entity_json(e) for e in found])
+        echo_json([entity_json(e) for e in found])
         return
     if not found:
         raise NotFound(f"no entity in {graph.name!r} matches {text!r}")
@@ -331,11 +240,11 @@ def describe(
     source: SourceArgs,
 ) -> None:
     """Label, aliases, description and degree of ENTITY."""
-    settings, graph = _graph(ctx, source)
-    found = graph.describe(_resolve(graph, entity, settings))
+    settings, graph = graph_for(ctx, source)
+    found = graph.describe(resolve_entity(graph, entity, settings))
     degree = graph.degree(found.iri)
     if source.as_json:
-        _echo_json({**entity_json(found), "degree": degree, "term": term_json(found.iri)})
+        echo_json({**entity_json(found), "degree": degree, "term": term_json(found.iri)})
         return
     print_table(
         ["field", "value"],
@@ -355,14 +264,18 @@ def describe(
 @click.pass_context
 def show_settings(ctx: click.Context, as_json: bool) -> None:
     """Every setting with its value and where the value came from."""
-    settings = _settings(ctx)
+    settings = settings_for(ctx)
     values = settings.as_dict()
     if as_json:
-        _echo_json({k: {"value": v, "from": settings.source_of(k)} for k, v in values.items()})
+        echo_json({k: {"value": v, "from": settings.source_of(k)} for k, v in values.items()})
         return
     print_table(
         ["setting", "value", "from"], [[k, v, settings.source_of(k)] for k, v in values.items()]
     )
+
+
+cli.add_command(llm_command)
+cli.add_command(doctor)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -91,3 +91,46 @@ class EndpointTimeout(EndpointError):
 
     status = 504
     code = "endpoint_timeout"
+
+
+class LLMError(MiddlewareError):
+    """The language model could not be reached, or answered with an error."""
+
+    status = 502
+    code = "llm_error"
+
+
+class LLMTimeout(LLMError):
+    """The language model did not answer within the request timeout."""
+
+    status = 504
+    code = "llm_timeout"
+
+
+class LLMOutputError(LLMError):
+    """The model's reply could not be parsed into what the step needs."""
+
+    code = "llm_output"
+
+    def __init__(self, message: str, *, raw: str = "", hint: str | None = None) -> None:
+        super().__init__(message, hint=hint, raw=raw[:300])
+        self.raw = raw
+
+
+class BudgetExceeded(MiddlewareError):
+    """A request would spend more LLM calls or tokens than its budget allows.
+
+    ``ledger`` holds every call made before the limit was hit.
+    """
+
+    status = 422
+    code = "budget_exceeded"
+
+    def __init__(self, message: str, *, ledger: Any, hint: str | None = None) -> None:
+        super().__init__(message, hint=hint)
+        self.ledger = ledger
+
+    def to_dict(self) -> dict[str, Any]:
+        body = super().to_dict()
+        body["usage"] = self.ledger.summary()
+        return body

@@ -6,18 +6,13 @@ import fcntl
 import hashlib
 from pathlib import Path
 
-import platformdirs
-
 from middleware.kg.local import CURRENT, LocalStore
+from middleware.paths import cache_root
 from middleware.resources import data_file
 
 SAMPLE_FILE = "metaqa-sample.txt.gz"
 SAMPLE_PROFILE = "metaqa"
 SAMPLE_NAME = "sample"
-
-
-def cache_root(cache_dir: str | None = None) -> Path:
-    return Path(cache_dir).expanduser() if cache_dir else Path(platformdirs.user_cache_dir("kgmw"))
 
 
 def sample_store_dir(cache_dir: str | None = None) -> Path:

@@ -112,7 +112,75 @@ SETTINGS: tuple[Setting, ...] = (
         None,
         "Where the sample store and caches live; default the user cache directory.",
     ),
-    Setting("progress", bool, True, "Show progress bars on long work (loading)."),
+    Setting("progress", bool, True, "Show progress bars on long work (loading, encoding)."),
+    Setting(
+        "llm",
+        str,
+        "auto",
+        "LLM backend: 'embedded' (llama.cpp in-process), 'openai' (any OpenAI-compatible "
+        "server) or 'auto' (openai when llm_base_url is set, else embedded).",
+    ),
+    Setting(
+        "llm_base_url",
+        str,
+        None,
+        "Base URL of an OpenAI-compatible API, e.g. https://api.openai.com/v1 or "
+        "http://localhost:8000/v1 (vLLM, Ollama, llama.cpp server).",
+    ),
+    Setting("llm_model", str, None, "Model name sent to an OpenAI-compatible server."),
+    Setting(
+        "llm_api_key_env",
+        str,
+        "OPENAI_API_KEY",
+        "Name of the environment variable that holds the API key (the key itself is never "
+        "a setting and never logged).",
+    ),
+    Setting(
+        "llm_api",
+        str,
+        "auto",
+        "Which API to use: 'chat', 'completions', or 'auto' (OpenAI server: chat, switching "
+        "to completions if chat replies are empty; embedded: completion-style text).",
+    ),
+    Setting("llm_timeout", float, 120.0, "Seconds one LLM request may take."),
+    Setting("llm_retries", int, 3, "Retries of an LLM request after 429, 5xx or a timeout."),
+    Setting("llm_max_tokens", int, 256, "Default most tokens one LLM reply may have."),
+    Setting(
+        "llm_model_path",
+        str,
+        None,
+        "GGUF file for the embedded backend; default the bundled Gemma 3 270M (Q4_K_M).",
+    ),
+    Setting("llm_context", int, 8192, "Context window (tokens) of the embedded model."),
+    Setting("llm_threads", int, 0, "CPU threads for the embedded model; 0 lets llama.cpp pick."),
+    Setting(
+        "llm_cache",
+        bool,
+        True,
+        "Cache temperature-0 LLM replies on disk, so an identical call is answered once.",
+    ),
+    Setting("max_calls", int, 12, "Most LLM calls one request may make (BudgetExceeded past it)."),
+    Setting(
+        "max_tokens",
+        int,
+        200_000,
+        "Most LLM tokens (prompt plus completion) one request may spend.",
+    ),
+    Setting(
+        "encoder",
+        str,
+        "all-MiniLM-L6-v2",
+        "Sentence encoder: the bundled 'all-MiniLM-L6-v2', a sentence-transformers model "
+        "folder, or 'hash' (deterministic, no model; for tests).",
+    ),
+    Setting("encoder_batch_size", int, 64, "Texts per batch when encoding."),
+    Setting("encoder_cache", bool, True, "Keep vectors on disk so no text is encoded twice."),
+    Setting(
+        "faiss_threshold",
+        int,
+        50_000,
+        "Vector collections at least this large are searched with faiss instead of NumPy.",
+    ),
 )
 REGISTRY: dict[str, Setting] = {s.name: s for s in SETTINGS}
 

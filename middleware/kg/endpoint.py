@@ -9,7 +9,6 @@ JSON or an oversized body ends in an :class:`EndpointError` naming the endpoint.
 
 from __future__ import annotations
 
-import email.utils
 import http.client
 import socket
 import time
@@ -32,6 +31,7 @@ from middleware.errors import BadRequest, EndpointError, EndpointTimeout, ReadOn
 from middleware.kg.base import GraphOperations, QueryResult
 from middleware.kg.profiles import Profile, load_profile
 from middleware.kg.terms import Term
+from middleware.retry import parse_retry_after
 
 RETRY_STATUSES = {429, 500, 502, 503, 504}
 MAX_GET_URL = 2000
@@ -62,27 +62,6 @@ class _Retry(Exception):
         super().__init__(reason)
         self.reason = reason
         self.retry_after = retry_after
-
-
-def parse_retry_after(value: str | None, now: float | None = None) -> float | None:
-    """Seconds to wait from a Retry-After header (delta-seconds or HTTP date).
-
-    >>> parse_retry_after("3"), parse_retry_after(None), parse_retry_after("soon")
-    (3.0, None, None)
-    >>> parse_retry_after("Thu, 01 Jan 1970 00:00:10 GMT", now=4.0)
-    6.0
-    """
-    if not value:
-        return None
-    value = value.strip()
-    if value.isdigit():
-        return float(value)
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    current = time.time() if now is None else now
-    return max(0.0, when.timestamp() - current)
 
 
 class SparqlEndpoint(GraphOperations):

@@ -1,0 +1,140 @@
+"""An on-disk cache of LLM replies, so an identical deterministic call is made once.
+
+Keys cover the backend, the model, the messages, the options of ``choose()`` and
+every generation parameter. Only temperature-0 calls are cached: sampled replies are
+meant to differ. The cache is one SQLite file, safe across threads and processes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+import threading
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from middleware.llm.base import DEFAULT_MAX_TOKENS, LLM, Choice, Completion, Message
+
+
+def cache_key(**parts: Any) -> str:
+    """A stable digest of the JSON form of ``parts``."""
+    blob = json.dumps(parts, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+class ResponseCache:
+    """SQLite-backed map from a call's key to its recorded reply."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path).expanduser()
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._local = threading.local()
+        with self._connect() as db:
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute(
+                "CREATE TABLE IF NOT EXISTS replies "
+                "(key TEXT PRIMARY KEY, value TEXT NOT NULL, created REAL NOT NULL)"
+            )
+
+    def _connect(self) -> sqlite3.Connection:
+        db: sqlite3.Connection | None = getattr(self._local, "db", None)
+        if db is None:
+            db = sqlite3.connect(self.path, timeout=30.0)
+            self._local.db = db
+        return db
+
+    def get(self, key: str) -> dict[str, Any] | None:
+        row = self._connect().execute("SELECT value FROM replies WHERE key = ?", (key,)).fetchone()
+        if row is None:
+            return None
+        value = json.loads(row[0])
+        return value if isinstance(value, dict) else None
+
+    def put(self, key: str, value: dict[str, Any]) -> None:
+        with self._connect() as db:
+            db.execute(
+                "INSERT OR REPLACE INTO replies (key, value, created) VALUES (?, ?, ?)",
+                (key, json.dumps(value, ensure_ascii=False), time.time()),
+            )
+
+    def __len__(self) -> int:
+        return int(self._connect().execute("SELECT COUNT(*) FROM replies").fetchone()[0])
+
+    def clear(self) -> None:
+        with self._connect() as db:
+            db.execute("DELETE FROM replies")
+
+
+class CachedLLM:
+    """Wraps any LLM; temperature-0 replies come from the cache when seen before."""
+
+    def __init__(self, llm: LLM, cache: ResponseCache) -> None:
+        self.inner = llm
+        self.cache = cache
+
+    @property
+    def name(self) -> str:
+        return self.inner.name
+
+    @property
+    def model(self) -> str:
+        return self.inner.model
+
+    def _identity(self) -> str:
+        return str(getattr(self.inner, "identity", f"{self.inner.name}:{self.inner.model}"))
+
+    def complete(
+        self,
+        messages: Sequence[Message],
+        *,
+        max_tokens: int = DEFAULT_MAX_TOKENS,
+        temperature: float = 0.0,
+        stop: Sequence[str] = (),
+    ) -> Completion:
+        def call() -> Completion:
+            return self.inner.complete(
+                messages, max_tokens=max_tokens, temperature=temperature, stop=stop
+            )
+
+        if temperature != 0:
+            return call()
+        key = cache_key(
+            kind="complete",
+            llm=self._identity(),
+            messages=list(messages),
+            max_tokens=max_tokens,
+            stop=list(stop),
+        )
+        hit = self.cache.get(key)
+        if hit is not None:
+            return Completion.from_dict(hit).as_cached()
+        completion = call()
+        self.cache.put(key, completion.to_dict())
+        return completion
+
+    def choose(
+        self, messages: Sequence[Message], options: Sequence[str], *, temperature: float = 0.0
+    ) -> Choice:
+        if temperature != 0:
+            return self.inner.choose(messages, options, temperature=temperature)
+        key = cache_key(
+            kind="choose", llm=self._identity(), messages=list(messages), options=list(options)
+        )
+        hit = self.cache.get(key)
+        if hit is not None:
+            index = int(hit["index"])
+            completion = Completion.from_dict(hit["completion"]).as_cached()
+            return Choice(index, options[index], completion, tuple(hit.get("notes", ())))
+        choice = self.inner.choose(messages, options, temperature=temperature)
+        self.cache.put(
+            key,
+            {
+                "index": choice.index,
+                "completion": choice.completion.to_dict(),
+                "notes": list(choice.notes),
+            },
+        )
+        return choice

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import functools
 import time
+from dataclasses import dataclass
 from typing import Any, cast
 
 import click
@@ -25,8 +27,42 @@ def _usage_line(summary: dict[str, Any], seconds: float) -> str:
     )
 
 
+@dataclass(frozen=True)
+class LLMArgs:
+    """The LLM options a command shares, as settings overrides."""
+
+    backend: str | None
+    base_url: str | None
+    model: str | None
+    api: str | None
+    no_cache: bool
+
+    def overrides(self) -> dict[str, Any]:
+        return {
+            "llm": self.backend,
+            "llm_base_url": self.base_url,
+            "llm_model": self.model,
+            "llm_api": self.api,
+            "llm_cache": False if self.no_cache else None,
+        }
+
+
 def llm_options(func: F) -> F:
-    """Options that pick and configure the LLM, as settings overrides."""
+    """Add --llm/--llm-base-url/--llm-model/--llm-api/--no-cache, handed over as ``llm``."""
+
+    @functools.wraps(func)
+    def wrapper(
+        *args: Any,
+        llm_backend: str | None,
+        llm_base_url: str | None,
+        llm_model: str | None,
+        llm_api: str | None,
+        no_cache: bool,
+        **kwargs: Any,
+    ) -> Any:
+        chosen = LLMArgs(llm_backend, llm_base_url, llm_model, llm_api, no_cache)
+        return func(*args, llm=chosen, **kwargs)
+
     options = [
         click.option("--llm", "llm_backend", type=click.Choice(["auto", "embedded", "openai"])),
         click.option("--llm-base-url", help="OpenAI-compatible API base URL."),
@@ -34,7 +70,7 @@ def llm_options(func: F) -> F:
         click.option("--llm-api", type=click.Choice(["auto", "chat", "completions"])),
         click.option("--no-cache", is_flag=True, help="Bypass the LLM reply cache."),
     ]
-    decorated: Any = func
+    decorated: Any = wrapper
     for option in reversed(options):
         decorated = option(decorated)
     return cast(F, decorated)
@@ -59,17 +95,11 @@ def llm_command(
     temperature: float,
     stop: tuple[str, ...],
     as_json: bool,
-    llm_backend: str | None,
-    llm_base_url: str | None,
-    llm_model: str | None,
-    llm_api: str | None,
-    no_cache: bool,
+    llm: LLMArgs,
 ) -> None:
     """One completion (or, with --option, one constrained choice) and what it cost."""
-    settings = settings_for(
-        ctx, llm=llm_backend, llm_base_url=llm_base_url, llm_model=llm_model, llm_api=llm_api
-    )
-    session = LLMSession(open_llm(settings, use_cache=False if no_cache else None))
+    settings = settings_for(ctx, **llm.overrides())
+    session = LLMSession(open_llm(settings))
     messages: list[Message] = [system(system_text)] if system_text else []
     messages.append(user(prompt))
     started = time.perf_counter()
@@ -111,23 +141,10 @@ def doctor(
     no_llm: bool,
     store: str | None,
     endpoint: str | None,
-    llm_backend: str | None,
-    llm_base_url: str | None,
-    llm_model: str | None,
-    llm_api: str | None,
-    no_cache: bool,
+    llm: LLMArgs,
 ) -> None:
     """Which LLM, encoder and source are configured, whether each answers, versions, caches."""
-    settings = settings_for(
-        ctx,
-        store=store,
-        endpoint=endpoint,
-        llm=llm_backend,
-        llm_base_url=llm_base_url,
-        llm_model=llm_model,
-        llm_api=llm_api,
-        llm_cache=False if no_cache else None,
-    )
+    settings = settings_for(ctx, store=store, endpoint=endpoint, **llm.overrides())
     checks = run_checks(settings, answer=not no_llm)
     found_versions, cache_paths = versions(), caches(settings)
     report = {

@@ -12,8 +12,6 @@
 from __future__ import annotations
 
 import hashlib
-import sqlite3
-import threading
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -21,6 +19,7 @@ import numpy as np
 from tqdm import tqdm
 
 from middleware.embeddings.encoders import Encoder, Vectors
+from middleware.sqlite_file import SqliteFile
 
 _CHUNK = 500
 
@@ -29,31 +28,19 @@ def text_key(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-class EmbeddingCache:
+class EmbeddingCache(SqliteFile):
     """SQLite table of (encoder, sha256(text)) -> float32 vector."""
 
     def __init__(self, path: str | Path) -> None:
-        self.path = Path(path).expanduser()
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._local = threading.local()
-        with self._db() as db:
-            db.execute("PRAGMA journal_mode=WAL")
-            db.execute(
-                "CREATE TABLE IF NOT EXISTS vectors "
-                "(model TEXT NOT NULL, key TEXT NOT NULL, vector BLOB NOT NULL, "
-                "PRIMARY KEY (model, key))"
-            )
-
-    def _db(self) -> sqlite3.Connection:
-        db: sqlite3.Connection | None = getattr(self._local, "db", None)
-        if db is None:
-            db = sqlite3.connect(self.path, timeout=30.0)
-            self._local.db = db
-        return db
+        super().__init__(
+            path,
+            "CREATE TABLE IF NOT EXISTS vectors (model TEXT NOT NULL, key TEXT NOT NULL, "
+            "vector BLOB NOT NULL, PRIMARY KEY (model, key))",
+        )
 
     def get_many(self, model: str, keys: Sequence[str]) -> dict[str, Vectors]:
         found: dict[str, Vectors] = {}
-        db = self._db()
+        db = self.db()
         for start in range(0, len(keys), _CHUNK):
             chunk = list(keys[start : start + _CHUNK])
             marks = ",".join("?" * len(chunk))
@@ -66,7 +53,7 @@ class EmbeddingCache:
         return found
 
     def put_many(self, model: str, items: dict[str, Vectors]) -> None:
-        with self._db() as db:
+        with self.db() as db:
             db.executemany(
                 "INSERT OR REPLACE INTO vectors (model, key, vector) VALUES (?, ?, ?)",
                 [(model, k, np.asarray(v, dtype=np.float32).tobytes()) for k, v in items.items()],
@@ -74,10 +61,10 @@ class EmbeddingCache:
 
     def count(self, model: str | None = None) -> int:
         if model is None:
-            row = self._db().execute("SELECT COUNT(*) FROM vectors").fetchone()
+            row = self.db().execute("SELECT COUNT(*) FROM vectors").fetchone()
         else:
             row = (
-                self._db()
+                self.db()
                 .execute("SELECT COUNT(*) FROM vectors WHERE model = ?", (model,))
                 .fetchone()
             )

@@ -9,14 +9,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import sqlite3
-import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from middleware.llm.base import DEFAULT_MAX_TOKENS, LLM, Choice, Completion, Message
+from middleware.sqlite_file import SqliteFile
 
 
 def cache_key(**parts: Any) -> str:
@@ -25,46 +24,35 @@ def cache_key(**parts: Any) -> str:
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 
-class ResponseCache:
+class ResponseCache(SqliteFile):
     """SQLite-backed map from a call's key to its recorded reply."""
 
     def __init__(self, path: str | Path) -> None:
-        self.path = Path(path).expanduser()
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._local = threading.local()
-        with self._connect() as db:
-            db.execute("PRAGMA journal_mode=WAL")
-            db.execute(
-                "CREATE TABLE IF NOT EXISTS replies "
-                "(key TEXT PRIMARY KEY, value TEXT NOT NULL, created REAL NOT NULL)"
-            )
-
-    def _connect(self) -> sqlite3.Connection:
-        db: sqlite3.Connection | None = getattr(self._local, "db", None)
-        if db is None:
-            db = sqlite3.connect(self.path, timeout=30.0)
-            self._local.db = db
-        return db
+        super().__init__(
+            path,
+            "CREATE TABLE IF NOT EXISTS replies "
+            "(key TEXT PRIMARY KEY, value TEXT NOT NULL, created REAL NOT NULL)",
+        )
 
     def get(self, key: str) -> dict[str, Any] | None:
-        row = self._connect().execute("SELECT value FROM replies WHERE key = ?", (key,)).fetchone()
+        row = self.db().execute("SELECT value FROM replies WHERE key = ?", (key,)).fetchone()
         if row is None:
             return None
         value = json.loads(row[0])
         return value if isinstance(value, dict) else None
 
     def put(self, key: str, value: dict[str, Any]) -> None:
-        with self._connect() as db:
+        with self.db() as db:
             db.execute(
                 "INSERT OR REPLACE INTO replies (key, value, created) VALUES (?, ?, ?)",
                 (key, json.dumps(value, ensure_ascii=False), time.time()),
             )
 
     def __len__(self) -> int:
-        return int(self._connect().execute("SELECT COUNT(*) FROM replies").fetchone()[0])
+        return int(self.db().execute("SELECT COUNT(*) FROM replies").fetchone()[0])
 
     def clear(self) -> None:
-        with self._connect() as db:
+        with self.db() as db:
             db.execute("DELETE FROM replies")
 
 

@@ -97,16 +97,7 @@ class ScriptedLLM:
         self.calls.append(
             ScriptedCall("complete", list(messages), prompt, None, reply, max_tokens, tuple(stop))
         )
-        return Completion(
-            reply,
-            self.name,
-            self.model,
-            count_tokens(prompt),
-            count_tokens(reply),
-            time.perf_counter() - started,
-            route="scripted",
-            finish_reason="stop",
-        )
+        return self._completion(reply, prompt, reply, started)
 
     def choose(
         self, messages: Sequence[Message], options: Sequence[str], *, temperature: float = 0.0
@@ -122,8 +113,12 @@ class ScriptedLLM:
             raise LLMOutputError(
                 f"scripted reply {reply!r} is not one of the {len(listed)} options", raw=reply
             )
-        completion = Completion(
-            listed[index],
+        completion = self._completion(listed[index], prompt, reply, started)
+        return Choice(index, listed[index], completion)
+
+    def _completion(self, text: str, prompt: str, reply: str, started: float) -> Completion:
+        return Completion(
+            text,
             self.name,
             self.model,
             count_tokens(prompt),
@@ -132,4 +127,3 @@ class ScriptedLLM:
             route="scripted",
             finish_reason="stop",
         )
-        return Choice(index, listed[index], completion)

@@ -118,58 +118,62 @@ class OpenAICompatLLM:
             try:
                 return request()
             except openai.APITimeoutError as err:
-                reason = f"no answer within {self.timeout:g} s"
-                if attempt >= self.retries:
-                    raise LLMTimeout(
-                        f"LLM server {self.base_url} timed out on {what}: {reason}",
-                        hint="raise llm_timeout or check the server's load",
-                        url=self.base_url,
-                    ) from err
+                cause: Exception = err
+                give_up: LLMError = LLMTimeout(
+                    f"LLM server {self.base_url} timed out on {what}: "
+                    f"no answer within {self.timeout:g} s",
+                    hint="raise llm_timeout or check the server's load",
+                    url=self.base_url,
+                )
             except openai.APIConnectionError as err:
-                reason = f"cannot connect ({err.__cause__ or err})"
-                if attempt >= self.retries:
-                    raise LLMError(
-                        f"LLM server {self.base_url} failed on {what}: {reason}",
-                        hint="is the server running, and llm_base_url right?",
-                        url=self.base_url,
-                    ) from err
+                cause = err
+                give_up = LLMError(
+                    f"LLM server {self.base_url} failed on {what}: "
+                    f"cannot connect ({err.__cause__ or err})",
+                    hint="is the server running, and llm_base_url right?",
+                    url=self.base_url,
+                )
             except openai.APIStatusError as err:
-                status = err.status_code
-                detail = _detail(err)
-                if status in (401, 403):
-                    raise LLMError(
-                        f"LLM server {self.base_url} refused the API key (HTTP {status}): {detail}",
-                        hint=f"put a valid key in ${self.api_key_env}",
-                        url=self.base_url,
-                    ) from err
-                if feature and status != 429 and _mentions_feature(detail):
-                    raise _Unsupported(detail) from err
-                if status not in RETRY_STATUSES:
-                    raise LLMError(
-                        f"LLM server {self.base_url} rejected {what} (HTTP {status}): {detail}",
-                        hint="check llm_model and llm_api against what the server offers",
-                        url=self.base_url,
-                    ) from err
-                reason = f"HTTP {status}: {detail}"
+                cause = err
+                self._refuse_at_once(err, what, feature=feature)
                 retry_after = parse_retry_after(err.response.headers.get("retry-after"))
-                if attempt >= self.retries:
-                    raise LLMError(
-                        f"LLM server {self.base_url} failed on {what} after "
-                        f"{attempt + 1} attempts: {reason}",
-                        hint="the server may be overloaded; try later or raise llm_retries",
-                        url=self.base_url,
-                    ) from err
                 if retry_after is not None and retry_after > self.max_retry_wait:
                     raise LLMError(
                         f"LLM server {self.base_url} asked to retry after {retry_after:g} s",
                         hint=f"that is longer than max_retry_wait ({self.max_retry_wait:g} s)",
                         url=self.base_url,
                     ) from err
+                give_up = LLMError(
+                    f"LLM server {self.base_url} failed on {what} after "
+                    f"{attempt + 1} attempts: HTTP {err.status_code}: {_detail(err)}",
+                    hint="the server may be overloaded; try later or raise llm_retries",
+                    url=self.base_url,
+                )
+            if attempt >= self.retries:
+                raise give_up from cause
             attempt += 1
             wait = retry_after
             if wait is None:
                 wait = backoff_delay(attempt, backoff=self.backoff, cap=self.max_retry_wait)
             self._sleep(wait)
+
+    def _refuse_at_once(self, err: openai.APIStatusError, what: str, *, feature: bool) -> None:
+        """Raise for answers that retrying cannot fix: bad key, unsupported feature, 4xx."""
+        status, detail = err.status_code, _detail(err)
+        if status in (401, 403):
+            raise LLMError(
+                f"LLM server {self.base_url} refused the API key (HTTP {status}): {detail}",
+                hint=f"put a valid key in ${self.api_key_env}",
+                url=self.base_url,
+            ) from err
+        if feature and status != 429 and _mentions_feature(detail):
+            raise _Unsupported(detail) from err
+        if status not in RETRY_STATUSES:
+            raise LLMError(
+                f"LLM server {self.base_url} rejected {what} (HTTP {status}): {detail}",
+                hint="check llm_model and llm_api against what the server offers",
+                url=self.base_url,
+            ) from err
 
     def _chat(self, messages: Sequence[Message], **params: Any) -> tuple[str, Any]:
         response = self._call(

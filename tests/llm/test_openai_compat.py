@@ -8,6 +8,7 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Iterator
+from contextlib import suppress
 from pathlib import Path
 from typing import ClassVar
 
@@ -80,7 +81,8 @@ class FaultyLLM(http.server.BaseHTTPRequestHandler):
         for name, value in headers.items():
             self.send_header(name.replace("_", "-"), value)
         self.end_headers()
-        self.wfile.write(data)
+        with suppress(BrokenPipeError, ConnectionResetError):  # a timed-out client left
+            self.wfile.write(data)
 
     def do_POST(self) -> None:
         mode = self.path.strip("/").split("/")[0]

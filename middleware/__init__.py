@@ -47,16 +47,20 @@ from middleware.llm import (
     ScriptedLLM,
     open_llm,
 )
+from middleware.methods import IO, Answer, CoT, RoK, RoKConfig
 from middleware.sample import sample_store
 from middleware.settings import Settings
 from middleware.verbalize import Verbalizer
 
 __version__ = "0.1.0"
 __all__ = [
+    "IO",
     "LLM",
+    "Answer",
     "BadRequest",
     "Budget",
     "BudgetExceeded",
+    "CoT",
     "ConfigError",
     "EmbeddedLLM",
     "Encoder",
@@ -81,6 +85,8 @@ __all__ = [
     "Profile",
     "QueryResult",
     "ReadOnlyViolation",
+    "RoK",
+    "RoKConfig",
     "ScriptedLLM",
     "SentenceEncoder",
     "Settings",

@@ -14,6 +14,7 @@ from pathlib import Path
 import click
 from pyoxigraph import NamedNode
 
+from middleware.cli_ask import ask
 from middleware.cli_llm import doctor, llm_command
 from middleware.cli_support import (
     SourceArgs,
@@ -274,6 +275,7 @@ def show_settings(ctx: click.Context, as_json: bool) -> None:
     )
 
 
+cli.add_command(ask)
 cli.add_command(llm_command)
 cli.add_command(doctor)
 

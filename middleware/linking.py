@@ -34,6 +34,44 @@ from middleware.kg.base import Entity, KnowledgeGraph
 
 _PUNCT = re.compile(r"[^\w\s]")
 _SPACE = re.compile(r"\s+")
+_WORD = re.compile(r"[\w'’.-]+")
+_STOPWORDS = frozenset(
+    [
+        "a",
+        "an",
+        "the",
+        "of",
+        "in",
+        "on",
+        "at",
+        "to",
+        "for",
+        "by",
+        "with",
+        "and",
+        "or",
+        "is",
+        "are",
+        "was",
+        "were",
+        "be",
+        "what",
+        "which",
+        "who",
+        "whom",
+        "whose",
+        "when",
+        "where",
+        "how",
+        "did",
+        "does",
+        "do",
+        "that",
+        "this",
+        "these",
+        "those",
+    ]
+)
 MAX_MENTION_CHARS = 500
 # (score, match) per kind of hit; fuzzy scores are scaled below the folded ones.
 _TIERS = {"exact": 1.0, "alias": 0.98, "folded": 0.95, "folded-alias": 0.93}
@@ -167,6 +205,48 @@ class EntityLinker:
         if iri not in self._degrees:
             self._degrees[iri] = self.graph.degree(iri)
         return self._degrees[iri]
+
+    def spans(self, text: str, *, max_words: int = 6) -> list[tuple[str, Entity]]:
+        """Entities whose label is written in ``text``: longest spans first, no overlaps.
+
+        Only for local stores (it needs the label index); endpoints return nothing.
+        A span is taken when it is several words, capitalised or in brackets, so
+        common words that happen to be titles ("up", "her") are left alone.
+
+        >>> from middleware.kg.local import LocalStore
+        >>> kg = LocalStore(profile="metaqa")
+        >>> _ = kg.load_text("Up|directed_by|Pete Docter\\nThe Matrix|directed_by|Lana Wachowski\\n", name="kb.txt")
+        >>> [(m, e.label) for m, e in EntityLinker(kg).spans("who grew up watching the matrix and [Up]")]
+        [('the matrix', 'The Matrix'), ('Up', 'Up')]
+        """
+        index = self.index()
+        if index is None:
+            return []
+        words = list(_WORD.finditer(text))
+        taken = [False] * len(words)
+        found: list[tuple[int, str, Entity]] = []
+        for size in range(min(max_words, len(words)), 0, -1):
+            for first in range(len(words) - size + 1):
+                if any(taken[first : first + size]):
+                    continue
+                start, end = words[first].start(), words[first + size - 1].end()
+                span = text[start:end]
+                bracketed = text[max(0, start - 1) : start] == "[" and text[end : end + 1] == "]"
+                if not (size > 1 or bracketed or span[:1].isupper()) or len(fold(span)) < 2:
+                    continue
+                if size > 1 and all(
+                    w.group(0).lower() in _STOPWORDS for w in words[first : first + size]
+                ):
+                    continue
+                hits = (
+                    [h for h in self.link(span) if h.match != "fuzzy"]
+                    if fold(span) in index.folded
+                    else []
+                )
+                if hits:
+                    taken[first : first + size] = [True] * size
+                    found.append((start, span, hits[0]))
+        return [(span, entity) for _, span, entity in sorted(found, key=lambda f: f[0])]
 
     def best(self, mention: str) -> Entity | None:
         found = self.link(mention, limit=1)

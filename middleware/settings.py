@@ -175,6 +175,29 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     Setting("encoder_batch_size", int, 64, "Texts per batch when encoding."),
     Setting("encoder_cache", bool, True, "Keep vectors on disk so no text is encoded twice."),
+    Setting("method", str, "rok", "Method `kgmw ask` and the service use: rok, io or cot."),
+    Setting(
+        "rok_max_hops", int, 2, "RoK: longest path (1-3 hops) searched between two key entities."
+    ),
+    Setting(
+        "rok_top_k",
+        int,
+        5,
+        "RoK: main paths kept, taken by mean PageRank from the bucket with most key entities down.",
+    ),
+    Setting("rok_damping", float, 0.85, "RoK: PageRank damping factor (0 < d < 1)."),
+    Setting(
+        "rok_neighbor_limit",
+        int,
+        30,
+        "RoK: most neighbour triples shown to the one filter call (spread over relations).",
+    ),
+    Setting(
+        "rok_max_entities",
+        int,
+        8,
+        "RoK: most linked key entities; pairs searched grow with its square.",
+    ),
     Setting(
         "faiss_threshold",
         int,
@@ -193,18 +216,44 @@ def _read_toml(path: Path) -> dict[str, Any]:
         raise ConfigError(f"{path}: not valid TOML: {err}") from err
     except OSError as err:
         raise ConfigError(f"{path}: cannot read config file: {err.strerror}") from err
-    section = data.get("kgmw", data)
-    if not isinstance(section, dict):
+    table = data.get("kgmw", data)
+    if not isinstance(table, dict):
         raise ConfigError(f"{path}: [kgmw] must be a table")
+    section = dict(table)
+    if "kgmw" in data and "sources" in data:
+        section.setdefault("sources", data["sources"])
     return section
+
+
+def _named_sources(raw: Any, path: Path) -> dict[str, dict[str, Any]]:
+    """``[sources.NAME]`` tables: each a set of source settings (store, endpoint, profile...)."""
+    if not isinstance(raw, dict) or not all(isinstance(v, dict) for v in raw.values()):
+        raise ConfigError(
+            f"{path}: [sources] must hold one table per source",
+            hint='e.g. [sources.wiki] endpoint = "https://query.wikidata.org/sparql"',
+        )
+    named: dict[str, dict[str, Any]] = {}
+    for name, table in raw.items():
+        values = {}
+        for key, value in table.items():
+            setting = Settings._lookup(key, f"{path} [sources.{name}]")
+            values[key] = setting.coerce(value, f"{path} [sources.{name}]")
+        named[name] = values
+    return named
 
 
 class Settings:
     """Resolved settings; read values as attributes (``settings.timeout``)."""
 
-    def __init__(self, values: Mapping[str, Any], origins: Mapping[str, str]) -> None:
+    def __init__(
+        self,
+        values: Mapping[str, Any],
+        origins: Mapping[str, str],
+        sources: Mapping[str, Mapping[str, Any]] | None = None,
+    ) -> None:
         self._values = dict(values)
         self._origins = dict(origins)
+        self._sources = {name: dict(table) for name, table in (sources or {}).items()}
 
     @classmethod
     def load(
@@ -228,8 +277,12 @@ class Settings:
                 path = Path("kgmw.toml")
         elif config_path:
             path = Path(config_path)
+        sources: dict[str, dict[str, Any]] = {}
         if path is not None:
-            for key, raw in _read_toml(path).items():
+            section = _read_toml(path)
+            if "sources" in section:
+                sources = _named_sources(section.pop("sources"), path)
+            for key, raw in section.items():
                 setting = cls._lookup(key, f"{path}")
                 values[key] = setting.coerce(raw, str(path))
                 origins[key] = str(path)
@@ -245,7 +298,7 @@ class Settings:
             setting = cls._lookup(key, "overrides")
             values[key] = setting.coerce(raw, "command line")
             origins[key] = "cli"
-        return cls(values, origins)
+        return cls(values, origins, sources)
 
     @staticmethod
     def _lookup(key: str, origin: str) -> Setting:
@@ -266,6 +319,44 @@ class Settings:
     def source_of(self, name: str) -> str:
         """Where a value came from: 'default', a file path, 'env' or 'cli'."""
         return self._origins[name]
+
+    @property
+    def source_names(self) -> list[str]:
+        """Names of the ``[sources.NAME]`` tables in the config file."""
+        return sorted(self._sources)
+
+    def for_source(self, name: str) -> Settings:
+        """These settings with source ``name``'s table laid over them.
+
+        ``sample`` always names the bundled sample graph.
+
+        >>> s = Settings({"store": "/x", "endpoint": None}, {}, {"wiki": {"endpoint": "http://q"}})
+        >>> s.for_source("wiki").endpoint, s.for_source("wiki").store
+        ('http://q', None)
+        """
+        if name == "sample" and name not in self._sources:
+            table: dict[str, Any] = {"store": None, "endpoint": None, "profile": None}
+        elif name in self._sources:
+            table = {"store": None, "endpoint": None, **self._sources[name]}
+        else:
+            known = ", ".join(["sample", *self.source_names])
+            raise ConfigError(
+                f"no source named {name!r}",
+                hint=f"known sources: {known}; add a [sources.{name}] table to kgmw.toml",
+            )
+        values = {**self._values, **table}
+        origins = {**self._origins, **{key: f"source {name}" for key in table}}
+        return Settings(values, origins, self._sources)
+
+    def replace(self, **overrides: Any) -> Settings:
+        """A copy with ``overrides`` applied as command-line values (None leaves a value)."""
+        values, origins = dict(self._values), dict(self._origins)
+        for key, raw in overrides.items():
+            if raw is None:
+                continue
+            values[key] = self._lookup(key, "overrides").coerce(raw, "command line")
+            origins[key] = "cli"
+        return Settings(values, origins, self._sources)
 
     def as_dict(self) -> dict[str, Any]:
         return dict(self._values)

@@ -1,7 +1,8 @@
 """SPARQL templates from ``sparql/*.rq`` with safely bound placeholders.
 
 A placeholder is ``{{name}}`` (a term, an int, or a list joined by spaces for
-``VALUES``) or ``{{name|csv}}`` (a list joined by commas for ``IN (...)``). Values
+``VALUES``), ``{{name|csv}}`` (a list joined by commas for ``IN (...)``) or
+``{{name|alt}}`` (IRIs as a property-path alternative, ``(<a>|<b>)``). Values
 are rendered from real RDF terms, so no caller text can change the query's shape.
 
 >>> from pyoxigraph import Literal, NamedNode
@@ -20,7 +21,7 @@ from pyoxigraph import BlankNode, Literal, NamedNode
 from middleware.errors import ConfigError
 from middleware.resources import resource_dir
 
-PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*(\|\s*csv\s*)?\}\}")
+PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*(?:\|\s*(csv|alt)\s*)?\}\}")
 
 
 def _render_term(name: str, value: object) -> str:
@@ -41,13 +42,18 @@ def render_template(text: str, bindings: Mapping[str, object]) -> str:
     """Replace every placeholder in ``text``; a missing binding is a ConfigError."""
 
     def replace(match: re.Match[str]) -> str:
-        name, csv = match.group(1), match.group(2)
+        name, joiner = match.group(1), match.group(2)
         if name not in bindings:
             raise ConfigError(f"template needs a value for {{{{{name}}}}}")
         value = bindings[name]
+        if joiner == "alt":
+            items = list(value) if isinstance(value, list | tuple) else [value]
+            if not items or not all(isinstance(item, NamedNode) for item in items):
+                raise ConfigError(f"placeholder {name!r}|alt needs one or more IRIs")
+            return "(" + "|".join(_render_term(name, item) for item in items) + ")"
         if isinstance(value, list | tuple):
             parts = [_render_term(name, item) for item in value]
-            return (", " if csv else " ").join(parts)
+            return (", " if joiner == "csv" else " ").join(parts)
         return _render_term(name, value)
 
     return PLACEHOLDER.sub(replace, text)

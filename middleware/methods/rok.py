@@ -1,0 +1,449 @@
+"""RoK: reasoning on efficient knowledge paths, in at most four LLM calls.
+
+1. ``expand``: the LLM reasons about the question step by step (call 1);
+2. ``extract``: it lists the key entities of question and reasoning (call 2);
+3. ``link``: they are linked to the graph, question mentions first;
+4. ``main_paths``: all paths of at most ``max_hops`` between pairs of key entities;
+5. ``rank``: PageRank over those paths' triples; the top-k paths by mean PageRank,
+   fullest bucket of key entities first;
+6. ``neighbours``: 1-hop triples around main-path entities, minus relations the main
+   path already uses there, spread over relations up to ``neighbor_limit``;
+7. ``filter``: one LLM call keeps the neighbour triples that help (call 3);
+8. ``answer``: the answer from paths and kept triples (call 4), then ``ground``:
+   the graph entities the answer names, with their IRIs.
+
+With no linked key entity, or no path between them, it says so in ``warnings`` and
+falls back to the neighbourhoods of the linked entities, else to an ungrounded answer.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pyoxigraph import NamedNode
+
+from middleware.errors import BadRequest
+from middleware.kg.base import Entity, KnowledgeGraph, Path
+from middleware.kg.terms import Term
+from middleware.linking import EntityLinker, fold
+from middleware.llm.base import LLM
+from middleware.llm.ledger import Budget
+from middleware.llm.templates import render
+from middleware.methods.base import (
+    Answer,
+    AnswerEntity,
+    Evidence,
+    EvidencePath,
+    EvidenceTriple,
+    Grounding,
+    Run,
+    Step,
+    check_question,
+)
+from middleware.methods.grounding import ground_answer
+from middleware.methods.pagerank import pagerank
+from middleware.methods.paths import (
+    Neighbour,
+    neighbour_candidates,
+    rank_paths,
+    search_pairs,
+    select_paths,
+    spread,
+    subgraph,
+)
+from middleware.settings import Settings
+from middleware.verbalize import Verbalizer
+
+MAX_MENTIONS = 30
+_NUMBER = re.compile(r"\d+")
+_ENTITY_SPLIT = re.compile(r"[;\n]|,(?![^()]*\))")
+
+
+@dataclass(frozen=True)
+class RoKConfig:
+    """RoK's knobs; defaults follow the paper where it gives one."""
+
+    max_hops: int = 2
+    top_k: int = 5
+    damping: float = 0.85
+    neighbor_limit: int = 30
+    max_entities: int = 8
+    paths_per_pair: int | None = None  # None: the graph's paths_limit
+    neighbors_per_entity: int | None = None  # None: the graph's neighbors_limit
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.max_hops <= 3:
+            raise BadRequest(f"rok_max_hops must be 1, 2 or 3, got {self.max_hops}")
+        if self.top_k < 1 or self.neighbor_limit < 0 or self.max_entities < 1:
+            raise BadRequest(
+                "rok_top_k and rok_max_entities must be at least 1, rok_neighbor_limit at least 0"
+            )
+        if not 0.0 < self.damping < 1.0:
+            raise BadRequest(f"rok_damping must be between 0 and 1, got {self.damping}")
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> RoKConfig:
+        return cls(
+            max_hops=settings.rok_max_hops,
+            top_k=settings.rok_top_k,
+            damping=settings.rok_damping,
+            neighbor_limit=settings.rok_neighbor_limit,
+            max_entities=settings.rok_max_entities,
+        )
+
+
+@dataclass(frozen=True)
+class KeyEntity:
+    """A linked key entity and where its mention came from."""
+
+    entity: Entity
+    mention: str
+    origin: str  # "question", "question-span" or "reasoning"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "mention": self.mention,
+            "origin": self.origin,
+            "iri": self.entity.iri.value,
+            "label": self.entity.label,
+            "match": self.entity.match,
+            "score": self.entity.score,
+        }
+
+
+def parse_entity_list(text: str) -> list[str]:
+    """Mentions from the model's list: split on semicolons or commas, cleaned, unique.
+
+    >>> parse_entity_list("Titanic; [James Cameron], 1997 ; titanic;  ")
+    ['Titanic', 'James Cameron', '1997']
+    """
+    mentions: dict[str, str] = {}
+    for piece in _ENTITY_SPLIT.split(text):
+        mention = piece.strip().strip("[]\"'*•-.").strip()
+        if mention and len(mention) <= 200 and fold(mention) and fold(mention) not in mentions:
+            mentions[fold(mention)] = mention
+    return list(mentions.values())[:MAX_MENTIONS]
+
+
+def parse_numbers(text: str, count: int) -> list[int] | None:
+    """1-based fact numbers in the model's reply, as 0-based indices; None if unreadable.
+
+    >>> parse_numbers("2, 5 and 9", 6), parse_numbers("None.", 6), parse_numbers("maybe", 6)
+    ([1, 4], [], None)
+    """
+    numbers = [int(n) for n in _NUMBER.findall(text)]
+    if not numbers:
+        return [] if re.search(r"\bnone\b", text, re.IGNORECASE) else None
+    return list(dict.fromkeys(n - 1 for n in numbers if 1 <= n <= count))
+
+
+def _mentioned_in(question: str, mention: str) -> bool:
+    return re.search(rf"(?<!\w){re.escape(fold(mention))}(?!\w)", fold(question)) is not None
+
+
+def order_key_entities(
+    question: str,
+    mentions: Sequence[str],
+    linker: EntityLinker,
+    *,
+    limit: int,
+) -> tuple[list[KeyEntity], list[str]]:
+    """Linked key entities, question mentions first; and the mentions that did not link."""
+    from_question = [m for m in mentions if _mentioned_in(question, m)]
+    from_reasoning = [m for m in mentions if not _mentioned_in(question, m)]
+    ordered: list[tuple[str, str, Entity | None]] = [(m, "question", None) for m in from_question]
+    ordered += [(span, "question-span", e) for span, e in linker.spans(question)]
+    ordered += [(m, "reasoning", None) for m in from_reasoning]
+    linked: dict[NamedNode, KeyEntity] = {}
+    unlinked: list[str] = []
+    for mention, origin, entity in ordered:
+        if len(linked) >= limit:
+            break
+        best = entity or linker.best(mention)
+        if best is None:
+            unlinked.append(mention)
+        elif best.iri not in linked:
+            linked[best.iri] = KeyEntity(best, mention, origin)
+    return list(linked.values()), unlinked
+
+
+class RoK:
+    """Reasoning on efficient knowledge paths over one graph.
+
+    >>> from middleware.kg.local import LocalStore
+    >>> from middleware.llm.scripted import ScriptedLLM
+    >>> kg = LocalStore(profile="metaqa")
+    >>> _ = kg.load_text("Heat|directed_by|Michael Mann\\nHeat|starred_actors|Al Pacino\\n", name="kb.txt")
+    >>> llm = ScriptedLLM([("Key entities:$", "Heat; Al Pacino"), ("Useful facts:$", "none"),
+    ...                    ("Answer:$", "Michael Mann")], default="Heat starred Al Pacino.")
+    >>> answer = RoK(llm, kg).run("Who directed the Al Pacino film Heat?")
+    >>> answer.answer, answer.usage["llm_calls"], [e.label for e in answer.entities]
+    ('Michael Mann', 4, ['Michael Mann'])
+    """
+
+    name = "rok"
+
+    def __init__(
+        self,
+        llm: LLM,
+        graph: KnowledgeGraph,
+        *,
+        config: RoKConfig | None = None,
+        linker: EntityLinker | None = None,
+        literal_max_chars: int = 80,
+    ) -> None:
+        self.llm = llm
+        self.graph = graph
+        self.config = config or RoKConfig()
+        self.linker = linker
+        self.literal_max_chars = literal_max_chars
+
+    def run(
+        self,
+        question: str,
+        *,
+        choices: Sequence[str] | None = None,
+        sources: Sequence[KnowledgeGraph] | None = None,
+        budget: Budget | None = None,
+    ) -> Answer:
+        text, options = check_question(question, choices)
+        graph = self._graph(sources)
+        linker = (
+            self.linker
+            if self.linker is not None and self.linker.graph is graph
+            else EntityLinker(graph)
+        )
+        verbalizer = Verbalizer(graph, literal_max_chars=self.literal_max_chars)
+        run = Run(text, self.name, self.llm, graphs=[graph], budget=budget, choices=options)
+        return _RoKRun(self.config, graph, linker, verbalizer, run).answer()
+
+    def _graph(self, sources: Sequence[KnowledgeGraph] | None) -> KnowledgeGraph:
+        if sources is None:
+            return self.graph
+        if len(sources) != 1:
+            raise BadRequest(
+                f"RoK searches paths inside one graph; {len(sources)} sources were given",
+                hint="pick one source, or use a multi-source method",
+            )
+        return sources[0]
+
+
+class _RoKRun:
+    """One question through RoK's stages; each stage is a method recorded as a step."""
+
+    def __init__(
+        self,
+        config: RoKConfig,
+        graph: KnowledgeGraph,
+        linker: EntityLinker,
+        verbalizer: Verbalizer,
+        run: Run,
+    ) -> None:
+        self.config = config
+        self.graph = graph
+        self.linker = linker
+        self.verbalizer = verbalizer
+        self.run = run
+        self.question = run.question
+
+    def answer(self) -> Answer:
+        reasoning = self.expand()
+        keys = self.link(self.extract(reasoning))
+        main: list[EvidencePath] = []
+        if len(keys) >= 2:
+            main = self.rank([k.entity.iri for k in keys], self.main_paths(keys))
+        grounding: Grounding = "paths" if main else "neighbourhood"
+        if not main and keys:
+            why = (
+                "only one key entity linked"
+                if len(keys) == 1
+                else f"no path of at most {self.config.max_hops} hops joins the key entities"
+            )
+            self.run.warn(f"{why}; answering from the key entities' neighbourhoods")
+        centre = self._path_entities(main) if main else [k.entity.iri for k in keys]
+        kept = self.filter(self.neighbours(centre, [p.path for p in main]))
+        if not main and not kept:
+            grounding = "none"
+            if keys:
+                self.run.warn("no neighbour fact was kept; the answer is not grounded")
+        if not keys:
+            self.run.warn(
+                f"no key entity linked to graph {self.graph.name!r}; the answer is not grounded"
+            )
+        text, step = self.final(main, kept)
+        evidence = Evidence(
+            paths=main,
+            triples=[
+                EvidenceTriple(n.triple, self.verbalizer.triple(n.triple), "neighbour")
+                for n in kept
+            ],
+        )
+        entities = self.ground(text, keys, main, kept)
+        if not text:
+            self.run.warn("the model gave an empty answer", step)
+        return self.run.finish(text, grounding=grounding, entities=entities, evidence=evidence)
+
+    # -- LLM calls 1 and 2 ---------------------------------------------------------------
+    def expand(self) -> str:
+        with self.run.step("expand") as step:
+            prompt = render("rok_expand", question=self.question)
+            reasoning = " ".join(self.run.complete(step, prompt).text.split())
+            step.parsed = reasoning
+        return reasoning
+
+    def extract(self, reasoning: str) -> list[str]:
+        with self.run.step("extract") as step:
+            prompt = render("rok_entities", question=self.question, reasoning=reasoning or "-")
+            mentions = parse_entity_list(self.run.complete(step, prompt).text)
+            step.parsed = mentions
+            if not mentions:
+                step.notes.append("the model listed no entity; only question spans are linked")
+        return mentions
+
+    # -- linking and paths -----------------------------------------------------------------
+    def link(self, mentions: list[str]) -> list[KeyEntity]:
+        with self.run.step("link") as step:
+            keys, unlinked = order_key_entities(
+                self.question, mentions, self.linker, limit=self.config.max_entities
+            )
+            step.parsed = {"linked": [k.to_dict() for k in keys], "unlinked": unlinked}
+        return keys
+
+    def main_paths(self, keys: list[KeyEntity]) -> list[Path]:
+        with self.run.step("main_paths") as step:
+            search = search_pairs(
+                self.graph,
+                [k.entity.iri for k in keys],
+                max_hops=self.config.max_hops,
+                limit=self.config.paths_per_pair,
+            )
+            step.parsed = {
+                "pairs": [
+                    {"a": a.value, "b": b.value, "paths": search.found[(a, b)]}
+                    for a, b in search.pairs
+                ],
+                "paths": len(search.paths),
+                "subgraph_triples": len(subgraph(search.paths)),
+            }
+        return search.paths
+
+    def rank(self, keys: list[NamedNode], paths: list[Path]) -> list[EvidencePath]:
+        with self.run.step("rank") as step:
+            edges = [(t.subject, t.object) for t in subgraph(paths)]
+            ranks: dict[Term, float] = pagerank(edges, damping=self.config.damping)
+            ranked = rank_paths(paths, keys, ranks)
+            chosen = select_paths(ranked, self.config.top_k)
+            self.verbalizer.prepare(n for s in chosen for n in s.path.nodes)
+            main = [
+                EvidencePath(s.path, self.verbalizer.path(s.path), s.score, s.key_entities)
+                for s in chosen
+            ]
+            buckets: dict[int, int] = {}
+            for s in ranked:
+                buckets[s.key_entities] = buckets.get(s.key_entities, 0) + 1
+            step.parsed = {
+                "nodes": len(ranks),
+                "buckets": {str(k): v for k, v in sorted(buckets.items(), reverse=True)},
+                "selected": [
+                    {
+                        "text": p.text,
+                        "key_entities": p.key_entities,
+                        "score": round(p.score or 0, 6),
+                    }
+                    for p in main
+                ],
+            }
+        return main
+
+    @staticmethod
+    def _path_entities(main: list[EvidencePath]) -> list[NamedNode]:
+        nodes = (n for p in main for n in p.path.nodes)
+        return list(dict.fromkeys(n for n in nodes if isinstance(n, NamedNode)))
+
+    def neighbours(self, entities: list[NamedNode], main: list[Path]) -> list[Neighbour]:
+        if not entities:
+            return []
+        with self.run.step("neighbours") as step:
+            report = neighbour_candidates(
+                self.graph, entities, main, per_entity=self.config.neighbors_per_entity
+            )
+            shown = spread(report.candidates, self.config.neighbor_limit)
+            step.parsed = {
+                "entities": len(entities),
+                "fetched": report.fetched,
+                "on_main_path": report.on_main_path,
+                "same_relation_dropped": report.same_relation,
+                "duplicates": report.duplicates,
+                "candidates": len(report.candidates),
+                "shown_to_filter": len(shown),
+            }
+        return shown
+
+    # -- LLM call 3: one filter over whole triples -----------------------------------------
+    def filter(self, candidates: list[Neighbour]) -> list[Neighbour]:
+        if not candidates:
+            return []
+        with self.run.step("filter") as step:
+            lines = self.verbalizer.triples([c.triple for c in candidates])
+            prompt = render(
+                "rok_filter",
+                question=self.question,
+                facts=[f"{i}. {line}" for i, line in enumerate(lines, 1)],
+            )
+            picked = parse_numbers(self.run.complete(step, prompt).text, len(candidates))
+            if picked is None:
+                self.run.warn(
+                    "the filter reply named no fact numbers; all shown neighbour facts are kept",
+                    step,
+                )
+                picked = list(range(len(candidates)))
+            step.parsed = [lines[i] for i in picked]
+        return [candidates[i] for i in picked]
+
+    # -- LLM call 4 and grounding -------------------------------------------------------------
+    def final(self, main: list[EvidencePath], kept: list[Neighbour]) -> tuple[str, Step]:
+        path_lines = [self.verbalizer.path(p.path) for p in main]
+        fact_lines = self.verbalizer.triples([n.triple for n in kept])
+        with self.run.step("answer") as step:
+            if self.run.choices:
+                prompt = render(
+                    "choice_answer", question=self.question, facts=path_lines + fact_lines
+                )
+                text = self.run.choose(step, prompt, self.run.choices).option
+            else:
+                prompt = render("rok_answer", question=self.question, facts=path_lines + fact_lines)
+                text = clean_answer(self.run.complete(step, prompt).text)
+            step.parsed = text
+        return text, step
+
+    def ground(
+        self,
+        text: str,
+        keys: list[KeyEntity],
+        main: list[EvidencePath],
+        kept: list[Neighbour],
+    ) -> list[AnswerEntity]:
+        with self.run.step("ground") as step:
+            nodes: list[Term] = [k.entity.iri for k in keys]
+            nodes += [n for p in main for n in p.path.nodes]
+            nodes += [t for n in kept for t in (n.triple.subject, n.triple.object)]
+            iris = [n for n in dict.fromkeys(nodes) if isinstance(n, NamedNode)]
+            self.verbalizer.prepare(iris)
+            candidates = {iri: (self.verbalizer.name(iri), self.graph.name) for iri in iris}
+            entities = ground_answer(text, self.question, candidates, linker=self.linker)
+            step.parsed = [e.to_dict() for e in entities]
+        return entities
+
+
+def clean_answer(text: str) -> str:
+    """The model's answer line without a leading label or trailing filler.
+
+    >>> clean_answer("  Answer: James Cameron.  ")
+    'James Cameron'
+    """
+    line = text.strip().splitlines()[0] if text.strip() else ""
+    line = re.sub(r"^(the )?answer( is)?\s*[:\-]\s*", "", line.strip(), flags=re.IGNORECASE)
+    return line.strip().rstrip(".").strip()

@@ -1,0 +1,175 @@
+"""``kgmw ask``: scripted for the plumbing, the embedded model for the real thing."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import rdflib
+
+from middleware import cli_ask
+from middleware.cli import main
+from middleware.llm.scripted import ScriptedLLM
+from middleware.sample import sample_store
+from middleware.settings import Settings
+from tests.conftest import DATA
+
+
+def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    code = main(list(args))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.fixture
+def scripted(monkeypatch: pytest.MonkeyPatch) -> ScriptedLLM:
+    llm = ScriptedLLM(
+        [
+            ("Key entities:$", "Titanic; Kate Winslet; James Cameron"),
+            ("Useful facts:$", "1"),
+            ("Answer:$", "James Cameron"),
+            ("Choice:$", "James Cameron"),
+        ],
+        default="Titanic was directed by James Cameron.",
+    )
+    monkeypatch.setattr(cli_ask, "open_llm", lambda settings: llm)
+    return llm
+
+
+def test_human_output(capsys: pytest.CaptureFixture[str], scripted: ScriptedLLM) -> None:
+    code, out, err = run(capsys, "ask", "Who directed Titanic, with Kate Winslet?")
+    assert code == 0, err
+    lines = out.splitlines()
+    assert lines[0] == "James Cameron"
+    assert "Evidence paths (sample):" in lines
+    assert "  Titanic —directed by→ James Cameron" in lines
+    assert any(
+        line.startswith("Answer entities: James Cameron <https://kgmw.dev/") for line in lines
+    )
+    assert lines[-1].startswith("usage: rok · 4 LLM calls · ")
+    assert "SPARQL queries" in lines[-1]
+
+
+def test_baseline_and_json(capsys: pytest.CaptureFixture[str], scripted: ScriptedLLM) -> None:
+    code, out, _ = run(capsys, "ask", "Who directed Titanic?", "--method", "io", "--json")
+    data = json.loads(out)
+    assert code == 0 and data["method"] == "io" and data["usage"]["llm_calls"] == 1
+
+
+def test_rdf_output(capsys: pytest.CaptureFixture[str], scripted: ScriptedLLM) -> None:
+    code, out, _ = run(capsys, "ask", "Who directed Titanic?", "--rdf")
+    graph = rdflib.Graph().parse(data=out, format="turtle")
+    assert code == 0 and len(graph) > 20
+
+
+def test_choices_and_budget(capsys: pytest.CaptureFixture[str], scripted: ScriptedLLM) -> None:
+    code, out, _ = run(
+        capsys,
+        "ask",
+        "Who directed Titanic?",
+        "--choice",
+        "Sam Mendes",
+        "--choice",
+        "James Cameron",
+        "--json",
+    )
+    assert code == 0 and json.loads(out)["choices"] == ["Sam Mendes", "James Cameron"]
+    code, _, err = run(capsys, "ask", "Who directed Titanic?", "--max-calls", "2")
+    assert code == 2
+    assert err.startswith("kgmw: error: step 'filter' would be LLM call 3") or "LLM call 3" in err
+
+
+def test_bad_flag_mixes(capsys: pytest.CaptureFixture[str], scripted: ScriptedLLM) -> None:
+    code, _, err = run(capsys, "ask", "Q?", "--json", "--rdf")
+    assert code == 2 and "not both" in err
+    code, _, err = run(capsys, "ask", "Q?", "--source", "sample", "--store", "/tmp/x")
+    assert code == 2 and "not both" in err
+    code, _, err = run(capsys, "ask", "Q?", "--source", "nowhere")
+    assert code == 1 and "no source named 'nowhere'" in err and "sample" in err
+    code, _, err = run(capsys, "ask", "   ")
+    assert code == 2 and "question is empty" in err
+
+
+def test_named_source_from_config(
+    capsys: pytest.CaptureFixture[str], scripted: ScriptedLLM, tmp_path: Path
+) -> None:
+    store = tmp_path / "films"
+    assert main(["load", str(DATA / "films.ttl"), "--store", str(store), "--no-progress"]) == 0
+    capsys.readouterr()
+    config = tmp_path / "kgmw.toml"
+    config.write_text(f'[kgmw]\nmax_calls = 6\n\n[sources.films]\nstore = "{store}"\n')
+    code, out, err = run(
+        capsys,
+        "--config",
+        str(config),
+        "ask",
+        "Who directed Titanic?",
+        "--source",
+        "films",
+        "--json",
+    )
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["sources"] == ["films"]
+    assert data["entities"][0]["iri"] == "http://example.org/film/Cameron"
+
+
+def test_settings_for_source(tmp_path: Path) -> None:
+    config = tmp_path / "kgmw.toml"
+    config.write_text(
+        'timeout = 5\n[sources.wiki]\nendpoint = "http://localhost:1/sparql"\nprofile = "wikidata"\n'
+    )
+    settings = Settings.load(config_path=config, env={})
+    assert settings.source_names == ["wiki"]
+    wiki = settings.for_source("wiki")
+    assert (wiki.endpoint, wiki.profile, wiki.timeout) == (
+        "http://localhost:1/sparql",
+        "wikidata",
+        5.0,
+    )
+    assert wiki.source_of("endpoint") == "source wiki"
+    assert settings.for_source("sample").endpoint is None
+    config.write_text("[sources.bad]\nnot_a_setting = 1\n")
+    with pytest.raises(Exception, match="unknown setting 'not_a_setting'"):
+        Settings.load(config_path=config, env={})
+
+
+def _holds(graph: object, triple: dict[str, dict[str, str]]) -> bool:
+    def term(t: dict[str, str]) -> str:
+        if t["type"] == "uri":
+            return f"<{t['value']}>"
+        value = json.dumps(t["value"])
+        if "xml:lang" in t:
+            return f"{value}@{t['xml:lang']}"
+        return f"{value}^^<{t['datatype']}>" if "datatype" in t else value
+
+    query = (
+        f"ASK {{ {term(triple['subject'])} {term(triple['predicate'])} {term(triple['object'])} }}"
+    )
+    return bool(graph.query(query).boolean)  # type: ignore[attr-defined]
+
+
+def test_ask_with_the_embedded_model(capsys: pytest.CaptureFixture[str]) -> None:
+    """The main job: `kgmw ask --json` over the sample graph with the real embedded model."""
+    code, out, err = run(capsys, "ask", "Who directed the film Titanic?", "--json")
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["method"] == "rok" and data["sources"] == ["sample"]
+    assert isinstance(data["answer"], str)
+    assert 3 <= data["usage"]["llm_calls"] <= 4
+    assert data["usage"]["prompt_tokens"] > 0 and data["usage"]["completion_tokens"] > 0
+    names = [s["name"] for s in data["steps"]]
+    assert names[:3] == ["expand", "extract", "link"] and "answer" in names
+    assert all(s["prompt"] for s in data["steps"] if s["llm_calls"])
+    linked = data["steps"][2]["parsed"]["linked"]
+    assert any(k["label"] == "Titanic" for k in linked)
+    graph = sample_store()
+    evidence = [h["triple"] for p in data["evidence"]["paths"] for h in p["hops"]]
+    evidence += data["evidence"]["triples"]
+    assert evidence, "the sample graph holds Titanic, so there must be evidence"
+    for triple in evidence:
+        assert triple["source"] == "sample"
+        assert _holds(graph, triple), triple
+    for entity in data["entities"]:
+        assert entity["iri"].startswith("https://kgmw.dev/metaqa/entity/")

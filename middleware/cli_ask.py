@@ -68,10 +68,17 @@ def print_answer(answer: Answer, graph: KnowledgeGraph, *, literal_max_chars: in
     type=click.Choice(list(METHODS)),
     help="How to answer (default: setting method, rok).",
 )
-@click.option("--source", "source_name", help="A source named in kgmw.toml ([sources.NAME]).")
+@click.option(
+    "--source", "source_name", metavar="NAME", help="A source named in kgmw.toml ([sources.NAME])."
+)
 @click.option("--choice", "choices", multiple=True, help="A possible answer (repeat for each).")
 @click.option("--rdf", "as_rdf", is_flag=True, help="Print the answer as RDF Turtle (PROV-O).")
-@click.option("--max-calls", type=click.IntRange(min=1), help="Most LLM calls (default: 12).")
+@click.option(
+    "--max-calls",
+    type=click.IntRange(min=1),
+    metavar="N",
+    help="Most LLM calls for this question (default: setting max_calls).",
+)
 @source_options
 @llm_options
 @click.pass_context

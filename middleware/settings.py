@@ -292,13 +292,7 @@ class Settings:
                 values[setting.name] = setting.coerce(env[setting.env_var], setting.env_var)
                 origins[setting.name] = "env"
 
-        for key, raw in (overrides or {}).items():
-            if raw is None:
-                continue
-            setting = cls._lookup(key, "overrides")
-            values[key] = setting.coerce(raw, "command line")
-            origins[key] = "cli"
-        return cls(values, origins, sources)
+        return cls(values, origins, sources).replace(**(overrides or {}))
 
     @staticmethod
     def _lookup(key: str, origin: str) -> Setting:

@@ -16,7 +16,9 @@ its prompt, raw output and parsed result, and assembles the ``Answer``.
 from __future__ import annotations
 
 import json
+import re
 import time
+from abc import ABC, abstractmethod
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -215,6 +217,21 @@ def check_question(question: str, choices: Sequence[str] | None) -> tuple[str, l
     return text, options
 
 
+def clean_answer(text: str) -> str:
+    """The model's answer line without a leading label or trailing filler.
+
+    >>> clean_answer("  Answer: James Cameron.  ")
+    'James Cameron'
+    """
+    line = text.strip().splitlines()[0] if text.strip() else ""
+    line = re.sub(r"^(the )?answer( is)?\s*[:\-]\s*", "", line.strip(), flags=re.IGNORECASE)
+    return line.strip().rstrip(".").strip()
+
+
+def _prompt_text(prompt: Prompt | Sequence[Message]) -> str:
+    return flatten(prompt.messages if isinstance(prompt, Prompt) else list(prompt))
+
+
 def _query_count(graphs: Sequence[KnowledgeGraph]) -> int:
     return sum(int(getattr(g, "query_count", 0)) for g in graphs)
 
@@ -268,16 +285,14 @@ class Run:
 
     def complete(self, step: Step, prompt: Prompt | Sequence[Message]) -> Completion:
         """One LLM completion for ``step``; its prompt and raw reply are recorded."""
-        messages = prompt.messages if isinstance(prompt, Prompt) else list(prompt)
-        step.prompt = flatten(messages)
+        step.prompt = _prompt_text(prompt)
         completion = self.session.complete(step.name, prompt)
         step.raw = completion.text
         return completion
 
     def choose(self, step: Step, prompt: Prompt | Sequence[Message], options: list[str]) -> Choice:
         """One constrained LLM choice for ``step``."""
-        messages = prompt.messages if isinstance(prompt, Prompt) else list(prompt)
-        step.prompt = flatten(messages)
+        step.prompt = _prompt_text(prompt)
         choice = self.session.choose(step.name, prompt, options)
         step.raw = choice.completion.text
         return choice
@@ -339,3 +354,39 @@ class Run:
             choices=self.choices,
             sources=[g.name for g in self.graphs],
         )
+
+
+class MethodBase(ABC):
+    """What every built-in method shares: input checks, its graphs, and the ``Run``.
+
+    A subclass names itself and answers inside a prepared ``Run``; ``graphs_for``
+    decides which graphs a call uses (by default the ``sources`` given, else its own).
+    """
+
+    name = "method"
+
+    def __init__(self, llm: LLM, graph: KnowledgeGraph | None = None) -> None:
+        self.llm = llm
+        self.graph = graph
+
+    def run(
+        self,
+        question: str,
+        *,
+        choices: Sequence[str] | None = None,
+        sources: Sequence[KnowledgeGraph] | None = None,
+        budget: Budget | None = None,
+    ) -> Answer:
+        text, options = check_question(question, choices)
+        graphs = self.graphs_for(sources)
+        run = Run(text, self.name, self.llm, graphs=graphs, budget=budget, choices=options)
+        return self.answer(run)
+
+    def graphs_for(self, sources: Sequence[KnowledgeGraph] | None) -> list[KnowledgeGraph]:
+        if sources is not None:
+            return list(sources)
+        return [self.graph] if self.graph is not None else []
+
+    @abstractmethod
+    def answer(self, run: Run) -> Answer:
+        """Answer ``run.question`` with the run's graphs, recording each step."""

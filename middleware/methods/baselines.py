@@ -14,18 +14,12 @@ comparisons of grounding are like for like; the evidence stays empty.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
 
-from middleware.errors import BadRequest
-from middleware.kg.base import KnowledgeGraph
 from middleware.linking import EntityLinker
-from middleware.llm.base import LLM
-from middleware.llm.ledger import Budget
 from middleware.llm.options import match_option
 from middleware.llm.templates import render
-from middleware.methods.base import Answer, AnswerEntity, Run, check_question
+from middleware.methods.base import Answer, AnswerEntity, MethodBase, Run, clean_answer
 from middleware.methods.grounding import ground_answer
-from middleware.methods.rok import clean_answer
 
 _MARKER = re.compile(r"so the answer is\s*:?", re.IGNORECASE)
 
@@ -42,36 +36,22 @@ def answer_after_marker(text: str) -> str | None:
     return clean_answer(text[found[-1].end() :]) or None
 
 
-class _Baseline:
+class _Baseline(MethodBase):
     name = "baseline"
 
-    def __init__(self, llm: LLM, graph: KnowledgeGraph | None = None) -> None:
-        self.llm = llm
-        self.graph = graph
-
-    def run(
-        self,
-        question: str,
-        *,
-        choices: Sequence[str] | None = None,
-        sources: Sequence[KnowledgeGraph] | None = None,
-        budget: Budget | None = None,
-    ) -> Answer:
-        text, options = check_question(question, choices)
-        graphs = list(sources) if sources is not None else ([self.graph] if self.graph else [])
-        run = Run(text, self.name, self.llm, graphs=graphs, budget=budget, choices=options)
-        answer = self._answer(run)
+    def answer(self, run: Run) -> Answer:
+        answer = self._answer_text(run)
         entities: list[AnswerEntity] = []
-        if graphs and answer:
+        if run.graphs and answer:
             with run.step("ground") as step:
-                for graph in graphs:
-                    entities += ground_answer(answer, text, {}, linker=EntityLinker(graph))
+                for graph in run.graphs:
+                    entities += ground_answer(answer, run.question, {}, linker=EntityLinker(graph))
                 step.parsed = [e.to_dict() for e in entities]
         if not answer:
             run.warn("the model gave an empty answer")
         return run.finish(answer, grounding="not-applicable", entities=entities)
 
-    def _answer(self, run: Run) -> str:
+    def _answer_text(self, run: Run) -> str:
         raise NotImplementedError
 
     @staticmethod
@@ -88,7 +68,7 @@ class IO(_Baseline):
 
     name = "io"
 
-    def _answer(self, run: Run) -> str:
+    def _answer_text(self, run: Run) -> str:
         if run.choices:
             return self._choose(run, [])
         with run.step("answer") as step:
@@ -103,7 +83,7 @@ class CoT(_Baseline):
 
     name = "cot"
 
-    def _answer(self, run: Run) -> str:
+    def _answer_text(self, run: Run) -> str:
         with run.step("reason") as step:
             reply = run.complete(step, render("cot_answer", question=run.question)).text
             answer = answer_after_marker(reply)
@@ -120,11 +100,3 @@ class CoT(_Baseline):
         if picked is not None:
             return run.choices[picked]
         return self._choose(run, [" ".join(reply.split())])
-
-
-def baseline(name: str, llm: LLM, graph: KnowledgeGraph | None = None) -> _Baseline:
-    """IO or CoT by name."""
-    kinds: dict[str, type[_Baseline]] = {"io": IO, "cot": CoT}
-    if name not in kinds:
-        raise BadRequest(f"unknown baseline {name!r}; known: {', '.join(kinds)}")
-    return kinds[name](llm, graph)

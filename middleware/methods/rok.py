@@ -30,7 +30,6 @@ from middleware.kg.base import Entity, KnowledgeGraph, Path
 from middleware.kg.terms import Term
 from middleware.linking import EntityLinker, fold
 from middleware.llm.base import LLM
-from middleware.llm.ledger import Budget
 from middleware.llm.templates import render
 from middleware.methods.base import (
     Answer,
@@ -39,9 +38,10 @@ from middleware.methods.base import (
     EvidencePath,
     EvidenceTriple,
     Grounding,
+    MethodBase,
     Run,
     Step,
-    check_question,
+    clean_answer,
 )
 from middleware.methods.grounding import ground_answer
 from middleware.methods.pagerank import pagerank
@@ -170,7 +170,7 @@ def order_key_entities(
     return list(linked.values()), unlinked
 
 
-class RoK:
+class RoK(MethodBase):
     """Reasoning on efficient knowledge paths over one graph.
 
     >>> from middleware.kg.local import LocalStore
@@ -195,40 +195,25 @@ class RoK:
         linker: EntityLinker | None = None,
         literal_max_chars: int = 80,
     ) -> None:
-        self.llm = llm
-        self.graph = graph
+        super().__init__(llm, graph)
         self.config = config or RoKConfig()
         self.linker = linker
         self.literal_max_chars = literal_max_chars
 
-    def run(
-        self,
-        question: str,
-        *,
-        choices: Sequence[str] | None = None,
-        sources: Sequence[KnowledgeGraph] | None = None,
-        budget: Budget | None = None,
-    ) -> Answer:
-        text, options = check_question(question, choices)
-        graph = self._graph(sources)
-        linker = (
-            self.linker
-            if self.linker is not None and self.linker.graph is graph
-            else EntityLinker(graph)
-        )
-        verbalizer = Verbalizer(graph, literal_max_chars=self.literal_max_chars)
-        run = Run(text, self.name, self.llm, graphs=[graph], budget=budget, choices=options)
-        return _RoKRun(self.config, graph, linker, verbalizer, run).answer()
-
-    def _graph(self, sources: Sequence[KnowledgeGraph] | None) -> KnowledgeGraph:
-        if sources is None:
-            return self.graph
-        if len(sources) != 1:
+    def graphs_for(self, sources: Sequence[KnowledgeGraph] | None) -> list[KnowledgeGraph]:
+        graphs = super().graphs_for(sources)
+        if len(graphs) != 1:
             raise BadRequest(
-                f"RoK searches paths inside one graph; {len(sources)} sources were given",
+                f"RoK searches paths inside one graph; {len(graphs)} sources were given",
                 hint="pick one source, or use a multi-source method",
             )
-        return sources[0]
+        return graphs
+
+    def answer(self, run: Run) -> Answer:
+        (graph,) = run.graphs
+        linker = self.linker if self.linker is not None and self.linker.graph is graph else None
+        verbalizer = Verbalizer(graph, literal_max_chars=self.literal_max_chars)
+        return _RoKRun(self.config, graph, linker or EntityLinker(graph), verbalizer, run).answer()
 
 
 class _RoKRun:
@@ -436,14 +421,3 @@ class _RoKRun:
             entities = ground_answer(text, self.question, candidates, linker=self.linker)
             step.parsed = [e.to_dict() for e in entities]
         return entities
-
-
-def clean_answer(text: str) -> str:
-    """The model's answer line without a leading label or trailing filler.
-
-    >>> clean_answer("  Answer: James Cameron.  ")
-    'James Cameron'
-    """
-    line = text.strip().splitlines()[0] if text.strip() else ""
-    line = re.sub(r"^(the )?answer( is)?\s*[:\-]\s*", "", line.strip(), flags=re.IGNORECASE)
-    return line.strip().rstrip(".").strip()

@@ -7,7 +7,9 @@ import pytest
 from middleware.errors import BadRequest
 from middleware.kg.local import LocalStore
 from middleware.llm.scripted import ScriptedLLM
-from middleware.methods.baselines import IO, CoT, answer_after_marker, baseline
+from middleware.methods.baselines import IO, CoT, answer_after_marker
+from middleware.methods.registry import build_method
+from middleware.settings import Settings
 
 
 @pytest.fixture(scope="module")
@@ -73,5 +75,5 @@ def test_choices(kg: LocalStore) -> None:
 def test_helpers() -> None:
     assert answer_after_marker("no marker here") is None
     assert answer_after_marker("so the answer is Rome. So the answer is: Paris.") == "Paris"
-    with pytest.raises(BadRequest, match="unknown baseline"):
-        baseline("sc", ScriptedLLM())
+    with pytest.raises(BadRequest, match="unknown method 'sc'"):
+        build_method("sc", Settings.load(config_path=None, env={}), ScriptedLLM(), LocalStore())

@@ -9,6 +9,7 @@ templates with bound terms and turns rows into :class:`Triple`, :class:`Path` an
 from __future__ import annotations
 
 import re
+import threading
 from abc import ABC, abstractmethod
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -149,7 +150,15 @@ class GraphOperations(ABC):
 
     def __init__(self) -> None:
         self.templates = TemplateSet(overrides=self.profile.templates)
-        self.query_count = 0
+        self.query_count = 0  # every query this object ran, in any thread
+        self._per_thread = threading.local()
+        self._count_lock = threading.Lock()
+
+    @property
+    def thread_query_count(self) -> int:
+        """Queries run by the calling thread: what one request spent, even when several
+        requests share this graph at once."""
+        return int(getattr(self._per_thread, "count", 0))
 
     # -- transport ---------------------------------------------------------------------
     @abstractmethod
@@ -162,7 +171,9 @@ class GraphOperations(ABC):
         return self._run(sparql, timeout)
 
     def _run(self, sparql: str, timeout: float | None = None) -> QueryResult:
-        self.query_count += 1
+        with self._count_lock:
+            self.query_count += 1
+        self._per_thread.count = self.thread_query_count + 1
         return self._execute(sparql, self.default_timeout if timeout is None else timeout)
 
     def _select(self, template: str, **bindings: object) -> list[dict[str, Term]]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from typing import Literal
 
 from pyparsing import ParseException
@@ -11,6 +12,9 @@ from middleware.errors import BadRequest, ReadOnlyViolation
 
 QueryKind = Literal["select", "ask", "construct", "describe"]
 MAX_QUERY_CHARS = 100_000
+# rdflib's pyparsing grammar keeps parse state in shared objects: two threads parsing
+# at once corrupt each other's results, so parses take turns.
+_PARSE_LOCK = threading.Lock()
 _KINDS: dict[str, QueryKind] = {
     "SelectQuery": "select",
     "AskQuery": "ask",
@@ -32,10 +36,12 @@ def check_read_only(sparql: str) -> QueryKind:
     if len(sparql) > MAX_QUERY_CHARS:
         raise BadRequest(f"query of {len(sparql)} characters is longer than {MAX_QUERY_CHARS}")
     try:
-        parsed = parseQuery(sparql)
+        with _PARSE_LOCK:
+            parsed = parseQuery(sparql)
     except ParseException as query_err:
         try:
-            update = parseUpdate(sparql)
+            with _PARSE_LOCK:
+                update = parseUpdate(sparql)
         except ParseException:
             raise BadRequest(
                 f"not a valid SPARQL query: {query_err.msg} at line {query_err.lineno}, column {query_err.col}"

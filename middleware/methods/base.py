@@ -233,7 +233,8 @@ def _prompt_text(prompt: Prompt | Sequence[Message]) -> str:
 
 
 def _query_count(graphs: Sequence[KnowledgeGraph]) -> int:
-    return sum(int(getattr(g, "query_count", 0)) for g in graphs)
+    """Queries the calling thread has run on ``graphs`` (a run stays in one thread)."""
+    return sum(int(getattr(g, "thread_query_count", getattr(g, "query_count", 0))) for g in graphs)
 
 
 def _llm_totals(calls: list[LLMCall]) -> tuple[int, int, int]:

@@ -85,20 +85,32 @@ class ScoredPath:
     path: Path
     key_entities: int
     score: float
+    anchors: int = 0
 
 
 def rank_paths(
-    paths: Sequence[Path], keys: Sequence[NamedNode], ranks: Mapping[Term, float]
+    paths: Sequence[Path],
+    keys: Sequence[NamedNode],
+    ranks: Mapping[Term, float],
+    *,
+    anchors: Sequence[NamedNode] = (),
 ) -> list[ScoredPath]:
-    """Paths ordered by bucket (key entities held, most first), then mean PageRank."""
-    wanted = set(keys)
+    """Paths ordered by the question entities (``anchors``) they hold, then by bucket
+    (key entities held, most first), then by mean PageRank.
+
+    Without anchors this is the paper's order. With them, a path between two entities
+    the chain of thought guessed never outranks one that starts from the question.
+    """
+    wanted, anchored = set(keys), set(anchors)
     scored = []
     for path in paths:
         nodes = path.nodes
         held = len({n for n in nodes if n in wanted})
         mean = sum(ranks.get(n, 0.0) for n in nodes) / len(nodes) if nodes else 0.0
-        scored.append(ScoredPath(path, held, mean))
-    return sorted(scored, key=lambda s: (-s.key_entities, -s.score, canonical_key(s.path)))
+        scored.append(ScoredPath(path, held, mean, len({n for n in nodes if n in anchored})))
+    return sorted(
+        scored, key=lambda s: (-s.anchors, -s.key_entities, -s.score, canonical_key(s.path))
+    )
 
 
 def select_paths(ranked: Sequence[ScoredPath], top_k: int) -> list[ScoredPath]:

@@ -239,7 +239,7 @@ class _RoKRun:
         keys = self.link(self.extract(reasoning))
         main: list[EvidencePath] = []
         if len(keys) >= 2:
-            main = self.rank([k.entity.iri for k in keys], self.main_paths(keys))
+            main = self.rank(keys, self.main_paths(keys))
         grounding: Grounding = "paths" if main else "neighbourhood"
         if not main and keys:
             why = (
@@ -315,11 +315,12 @@ class _RoKRun:
             }
         return search.paths
 
-    def rank(self, keys: list[NamedNode], paths: list[Path]) -> list[EvidencePath]:
+    def rank(self, keys: list[KeyEntity], paths: list[Path]) -> list[EvidencePath]:
         with self.run.step("rank") as step:
             edges = [(t.subject, t.object) for t in subgraph(paths)]
             ranks: dict[Term, float] = pagerank(edges, damping=self.config.damping)
-            ranked = rank_paths(paths, keys, ranks)
+            anchors = [k.entity.iri for k in keys if k.origin.startswith("question")]
+            ranked = rank_paths(paths, [k.entity.iri for k in keys], ranks, anchors=anchors)
             chosen = select_paths(ranked, self.config.top_k)
             self.verbalizer.prepare(n for s in chosen for n in s.path.nodes)
             main = [

@@ -159,6 +159,20 @@ def test_buckets_then_mean_pagerank_then_top_k() -> None:
     assert [s.path for s in select_paths(ranked, 3)] == [p_three_keys, p_two_keys, p_two_keys_low]
 
 
+def test_paths_through_a_question_entity_rank_first() -> None:
+    n = {name: NamedNode(f"urn:{name}") for name in "QABC"}
+    # Q is named in the question; A and B are guesses from the chain of thought.
+    guess_to_guess = _path(("A", "r", "C"), ("C", "r", "B"))
+    from_question = _path(("Q", "r", "C"), ("C", "r", "A"))
+    ranks = {n["A"]: 0.4, n["B"]: 0.4, n["C"]: 0.1, n["Q"]: 0.01}
+    keys = [n["Q"], n["A"], n["B"]]
+    ranked = rank_paths([guess_to_guess, from_question], keys, ranks, anchors=[n["Q"]])
+    assert [r.path for r in ranked] == [from_question, guess_to_guess]
+    assert [r.anchors for r in ranked] == [1, 0]
+    # Without anchors the higher PageRank wins, as in the paper's ranking.
+    assert rank_paths([guess_to_guess, from_question], keys, ranks)[0].path == guess_to_guess
+
+
 def test_neighbours_drop_main_path_triples_and_its_relations(kg: LocalStore) -> None:
     a, x = iri(kg, "Film A"), iri(kg, "Dir X")
     main = kg.paths(a, x, max_hops=1)

@@ -15,6 +15,7 @@ import click
 from pyoxigraph import NamedNode
 
 from middleware.cli_ask import ask
+from middleware.cli_eval import eval_command, report_command
 from middleware.cli_llm import doctor, llm_command
 from middleware.cli_support import (
     SourceArgs,
@@ -27,6 +28,7 @@ from middleware.cli_support import (
 )
 from middleware.errors import BadRequest, MiddlewareError, NotFound
 from middleware.kg.local import LocalStore
+from middleware.kg.recipes import RECIPES, recipe
 from middleware.linking import EntityLinker
 from middleware.serialize import entity_json, path_json, result_json, term_json, triple_json
 from middleware.verbalize import Verbalizer
@@ -46,7 +48,7 @@ def cli(ctx: click.Context, config: str | None) -> None:
 
 
 @cli.command()
-@click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.argument("files", nargs=-1, type=click.Path(dir_okay=False))
 @click.option(
     "--store",
     required=True,
@@ -62,6 +64,17 @@ def cli(ctx: click.Context, config: str | None) -> None:
     "--profile",
     help="Profile mapping delimited rows to IRIs and labels (default: the store's, else generic).",
 )
+@click.option(
+    "--recipe",
+    "recipe_name",
+    type=click.Choice(list(RECIPES)),
+    help="Load a published dataset's graph: its files under --data-dir, with its profile.",
+)
+@click.option(
+    "--data-dir",
+    type=click.Path(file_okay=False),
+    help="Folder holding the recipe's dataset (default: setting eval_data_dir).",
+)
 @click.option("--progress/--no-progress", default=None, help="Show a progress bar (default: on).")
 @click.pass_context
 def load(
@@ -70,12 +83,26 @@ def load(
     store: str,
     fmt: str | None,
     profile: str | None,
+    recipe_name: str | None,
+    data_dir: str | None,
     progress: bool | None,
 ) -> None:
-    """Load RDF or delimited triple files into a store, all or nothing."""
+    """Load RDF or delimited triple files (or a --recipe) into a store, all or nothing."""
+    paths: list[str | Path] = list(files)
+    if recipe_name:
+        if files:
+            raise BadRequest("give FILES or --recipe, not both")
+        chosen = recipe(recipe_name)
+        profile = profile or chosen.profile
+        folder = data_dir or settings_for(ctx).eval_data_dir
+        if not folder:
+            raise BadRequest(f"--recipe {recipe_name} needs --data-dir")
+        paths = list(chosen.paths(Path(folder)))
+    elif not files:
+        raise BadRequest("nothing to load", hint="give FILES or --recipe NAME --data-dir DIR")
     settings = settings_for(ctx, store=store, profile=profile, progress=progress)
     target = LocalStore(store, profile=settings.profile, progress=settings.progress)
-    report = target.load(list(files), format=fmt)
+    report = target.load(paths, format=fmt)
     click.echo(
         f"loaded {report.quads_read:,} triples from {len(report.files)} file(s) in "
         f"{report.seconds:.1f} s ({report.rate:,.0f} triples/s); "
@@ -276,6 +303,8 @@ def show_settings(ctx: click.Context, as_json: bool) -> None:
 
 
 cli.add_command(ask)
+cli.add_command(eval_command)
+cli.add_command(report_command)
 cli.add_command(llm_command)
 cli.add_command(doctor)
 

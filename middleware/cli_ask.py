@@ -18,7 +18,10 @@ from middleware.sources import open_graph
 from middleware.verbalize import Verbalizer
 
 
-def _settings(ctx: click.Context, source: SourceArgs, name: str | None, llm: LLMArgs) -> Settings:
+def method_settings(
+    ctx: click.Context, source: SourceArgs, name: str | None, llm: LLMArgs
+) -> Settings:
+    """Settings for a method run: the LLM flags, then a named source or --store/--endpoint."""
     if name and (source.store or source.endpoint):
         raise BadRequest("give --source NAME or --store/--endpoint, not both")
     settings = settings_for(ctx, **llm.overrides())
@@ -96,7 +99,7 @@ def ask(
     """Answer QUESTION from a graph (default: the sample graph and the embedded LLM)."""
     if as_rdf and source.as_json:
         raise BadRequest("give --json or --rdf, not both")
-    settings = _settings(ctx, source, source_name, llm)
+    settings = method_settings(ctx, source, source_name, llm)
     graph = open_graph(settings)
     name = method or settings.method
     runner = build_method(name, settings, open_llm(settings), graph)

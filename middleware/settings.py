@@ -199,6 +199,18 @@ SETTINGS: tuple[Setting, ...] = (
         "RoK: most linked key entities; pairs searched grow with its square.",
     ),
     Setting(
+        "eval_data_dir",
+        str,
+        None,
+        "Folder holding the benchmark datasets (metaqa/, webquestions/, ...) for `kgmw eval` and `kgmw load --recipe`.",
+    ),
+    Setting(
+        "eval_concurrency",
+        int,
+        1,
+        "Questions `kgmw eval` answers at once (helps with remote LLMs; the embedded one is serial).",
+    ),
+    Setting(
         "faiss_threshold",
         int,
         50_000,

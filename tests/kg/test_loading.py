@@ -216,3 +216,39 @@ def test_store_path_expands_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     store.load([DATA / "films.ttl"])
     assert (tmp_path / "kg" / "films" / "current").is_symlink()
     assert not (tmp_path / "~").exists()
+
+
+def test_recipes_load_metaqa_and_fb15k_237(tmp_path: Path) -> None:
+    from middleware.cli import main
+
+    data = Path(__file__).resolve().parent.parent / "data" / "eval"
+    for name, folder, expected in (
+        ("metaqa", data, "Titanic"),
+        ("fb15k-237", data / "fb15k-237", "Kate Winslet"),  # the dataset's own folder works too
+    ):
+        store = tmp_path / name
+        args = ["load", "--recipe", name, "--data-dir", str(folder), "--store", str(store)]
+        assert main([*args, "--no-progress"]) == 0
+        graph = LocalStore(store, read_only=True)
+        assert expected in {e.label for e in graph.search(expected)}
+    fb = LocalStore(tmp_path / "fb15k-237", read_only=True)
+    assert fb.profile.name == "freebase"
+    titanic = fb.describe("http://rdf.freebase.com/ns/m.0dr_4")
+    assert titanic.label == "Titanic" and fb.degree(titanic.iri) == 2
+    relation = "http://rdf.freebase.com/ns/film.film.directed_by"
+    assert fb.labels([NamedNode(relation)])[NamedNode(relation)] == "film film directed by"
+
+
+def test_recipe_errors_name_what_is_missing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from middleware.cli import main
+
+    args = ["load", "--recipe", "fb15k-237", "--store", str(tmp_path / "s")]
+    assert main([*args, "--data-dir", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "recipe fb15k-237: missing " in err and "fb15k-237/train.txt" in err
+    assert main([*args]) == 2
+    assert "needs --data-dir" in capsys.readouterr().err
+    assert main(["load", "--store", str(tmp_path / "s")]) == 2
+    assert "nothing to load" in capsys.readouterr().err

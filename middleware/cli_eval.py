@@ -1,0 +1,214 @@
+"""``kgmw eval`` and ``kgmw report``: score methods on question sets, then summarize."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from pathlib import Path
+
+import click
+
+from middleware.cli_ask import method_settings
+from middleware.cli_llm import LLMArgs, llm_options
+from middleware.cli_support import SourceArgs, echo_json, print_table, source_options
+from middleware.eval.datasets import DATASETS, EvalItem, load_dataset, sample
+from middleware.eval.report import write_report
+from middleware.eval.runner import RESULTS_FILE, RUNS_FILE, Evaluator, ResultsFile, plan
+from middleware.eval.scoring import Scorer
+from middleware.eval.topics import in_graph
+from middleware.llm.factory import open_llm
+from middleware.llm.ledger import Budget
+from middleware.methods.registry import METHODS, build_method
+from middleware.sources import open_graph
+
+
+@click.command("eval")
+@click.option(
+    "--dataset",
+    "datasets",
+    multiple=True,
+    required=True,
+    metavar="NAME",
+    help=f"Question set (repeat for several): {', '.join(DATASETS)}, or a path to a .jsonl file.",
+)
+@click.option("--split", default="dev", show_default=True, help="Which split to read (dev, test).")
+@click.option(
+    "--data-dir",
+    type=click.Path(file_okay=False),
+    help="Folder holding metaqa/, webquestions/, ... (default: setting eval_data_dir).",
+)
+@click.option(
+    "--limit", type=click.IntRange(min=1), help="Questions drawn per dataset (default: all)."
+)
+@click.option(
+    "--seed", type=int, default=0, show_default=True, help="Seed for drawing --limit questions."
+)
+@click.option(
+    "--method",
+    "methods",
+    multiple=True,
+    type=click.Choice(list(METHODS)),
+    help="Method to score (repeat for several; default: setting method).",
+)
+@click.option(
+    "--source", "source_name", metavar="NAME", help="A source named in kgmw.toml ([sources.NAME])."
+)
+@click.option(
+    "--out",
+    required=True,
+    type=click.Path(file_okay=False),
+    help="Folder for results.jsonl; a run into a folder with results resumes it.",
+)
+@click.option(
+    "--concurrency",
+    type=click.IntRange(min=1),
+    metavar="K",
+    help="Questions answered at once (default: setting eval_concurrency).",
+)
+@click.option(
+    "--only-in-graph",
+    is_flag=True,
+    help="Keep only questions whose topic entity is in the graph (before drawing --limit).",
+)
+@click.option(
+    "--max-calls",
+    type=click.IntRange(min=1),
+    metavar="N",
+    help="Most LLM calls per question (default: setting max_calls).",
+)
+@click.option("--progress/--no-progress", default=None, help="Show a progress bar (default: on).")
+@source_options
+@llm_options
+@click.pass_context
+def eval_command(
+    ctx: click.Context,
+    datasets: tuple[str, ...],
+    split: str,
+    data_dir: str | None,
+    limit: int | None,
+    seed: int,
+    methods: tuple[str, ...],
+    source_name: str | None,
+    out: str,
+    concurrency: int | None,
+    only_in_graph: bool,
+    max_calls: int | None,
+    progress: bool | None,
+    source: SourceArgs,
+    llm: LLMArgs,
+) -> None:
+    """Answer dataset questions with each method and append scored results to OUT."""
+    settings = method_settings(ctx, source, source_name, llm).replace(
+        progress=progress, eval_data_dir=data_dir, eval_concurrency=concurrency
+    )
+    graph = open_graph(settings)
+    folder = Path(settings.eval_data_dir) if settings.eval_data_dir else None
+    chosen: list[tuple[str, str, list[EvalItem]]] = []
+    for name in datasets:
+        keep = (lambda item: in_graph(item, graph)) if only_in_graph else None
+        data = load_dataset(name, split=split, data_dir=folder, keep=keep)
+        items = data.items
+        for problem in data.report.problems:
+            click.echo(f"kgmw: note: {problem}", err=True)
+        picked = sample(items, limit=limit, seed=seed)
+        click.echo(
+            f"{data.name} ({data.split}): {len(picked)} of {len(items)} questions"
+            f"{f' (seed {seed})' if limit else ''}; {data.report.skipped} malformed lines skipped",
+            err=True,
+        )
+        chosen.append((data.name, data.split, picked))
+    names = list(dict.fromkeys(methods or (settings.method,)))
+    model = open_llm(settings)
+    runners = {name: build_method(name, settings, model, graph) for name in names}
+    out_dir = Path(out)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    calls = max_calls if max_calls is not None else settings.max_calls
+    evaluator = Evaluator(
+        runners,
+        Scorer(graph),
+        ResultsFile(out_dir / RESULTS_FILE),
+        budget=lambda: Budget(max_calls=calls, max_tokens=settings.max_tokens),
+        concurrency=settings.eval_concurrency,
+        progress=settings.progress,
+    )
+    _note_run(out_dir, chosen, names, _model_name(model), graph.name, seed, limit)
+    summary = evaluator.run(plan(chosen, names))
+    tally = summary.tally
+    groups = [
+        {
+            "dataset": dataset,
+            "method": method,
+            "questions": n,
+            "hits_at_1": round(tally.accuracy((dataset, method)), 4),
+            "errors": tally.errors[(dataset, method)],
+        }
+        for (dataset, method), n in tally.questions.items()
+    ]
+    if source.as_json:
+        echo_json(
+            {
+                "out": str(out_dir),
+                "total": summary.total,
+                "resumed": summary.resumed,
+                "answered": summary.answered,
+                "failed": summary.failed,
+                "seconds": round(summary.seconds, 2),
+                "groups": groups,
+            }
+        )
+        return
+    print_table(
+        ["dataset", "method", "questions", "hits@1", "errors"],
+        [
+            [g["dataset"], g["method"], g["questions"], f"{g['hits_at_1']:.3f}", g["errors"]]
+            for g in groups
+        ],
+    )
+    click.echo(
+        f"{summary.answered} answered ({summary.failed} failed), {summary.resumed} already done, "
+        f"in {summary.seconds:.0f} s; results in {out_dir / RESULTS_FILE}; "
+        f"`kgmw report {out_dir}` writes the summary and plots"
+    )
+
+
+def _model_name(model: object) -> str:
+    name = getattr(model, "model", None) or getattr(model, "name", None)
+    return str(name or type(model).__name__)
+
+
+def _note_run(
+    out_dir: Path,
+    chosen: list[tuple[str, str, list[EvalItem]]],
+    methods: list[str],
+    model: str,
+    graph: str,
+    seed: int,
+    limit: int | None,
+) -> None:
+    """Append what this invocation ran to runs.jsonl, for the report's header."""
+    entry = {
+        "started": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        "datasets": [{"name": n, "split": s, "questions": len(i)} for n, s, i in chosen],
+        "methods": methods,
+        "model": model,
+        "graph": graph,
+        "seed": seed,
+        "limit": limit,
+    }
+    with (out_dir / RUNS_FILE).open("a", encoding="utf-8") as handle:
+        handle.write(json.dumps(entry, ensure_ascii=False) + "\n")
+
+
+@click.command("report")
+@click.argument("folders", nargs=-1, required=True, type=click.Path(file_okay=False, exists=True))
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False),
+    help="Folder for report.md and the plots (default: the first FOLDER).",
+)
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap.")
+def report_command(folders: tuple[str, ...], out: str | None, seed: int) -> None:
+    """Summarize the results in FOLDERS (written by `kgmw eval`) as Markdown and PNG plots."""
+    written = write_report([Path(f) for f in folders], Path(out or folders[0]), seed=seed)
+    for path in written:
+        click.echo(str(path))

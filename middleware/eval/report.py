@@ -1,0 +1,276 @@
+"""Summaries of ``kgmw eval`` results: a Markdown table with bootstrap intervals, and plots.
+
+>>> rows = [{"dataset": "d", "split": "dev", "method": "io", "hit": h, "error": None,
+...          "llm_calls": 1, "prompt_tokens": 10, "completion_tokens": 2, "seconds": 0.5,
+...          "sparql_queries": 0, "evidence_recall": None} for h in (True, False, True, True)]
+>>> group = summarize(rows, seed=0)[0]
+>>> group.questions, group.accuracy, group.evidence_recall
+(4, 0.75, None)
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from middleware.errors import NotFound
+from middleware.eval.runner import RESULTS_FILE, RUNS_FILE, ResultsFile
+
+BOOTSTRAP_SAMPLES = 1000
+REPORT_FILE = "report.md"
+ACCURACY_PLOT = "accuracy_by_method.png"
+COST_PLOT = "accuracy_vs_calls.png"
+
+
+@dataclass(frozen=True)
+class GroupSummary:
+    """The numbers of one (dataset, split, method)."""
+
+    dataset: str
+    split: str
+    method: str
+    metric: str
+    questions: int
+    errors: int
+    accuracy: float
+    low: float
+    high: float
+    evidence_recall: float | None
+    rouge_l: float | None
+    llm_calls: float
+    prompt_tokens: float
+    completion_tokens: float
+    sparql_queries: float
+    p50_seconds: float
+    p95_seconds: float
+    cache_hits: int
+    error_classes: dict[str, int]
+
+
+def bootstrap_interval(
+    values: Sequence[float], *, seed: int, level: float = 0.95
+) -> tuple[float, float]:
+    """Percentile bootstrap interval of the mean.
+
+    >>> bootstrap_interval([1.0] * 10, seed=0)
+    (1.0, 1.0)
+    """
+    if not values:
+        return (0.0, 0.0)
+    data = np.asarray(values, dtype=float)
+    rng = np.random.default_rng(seed)
+    means = data[rng.integers(0, len(data), size=(BOOTSTRAP_SAMPLES, len(data)))].mean(axis=1)
+    tail = (1 - level) / 2 * 100
+    low, high = np.percentile(means, [tail, 100 - tail])
+    return (float(low), float(high))
+
+
+def _mean(values: Iterable[float]) -> float:
+    listed = list(values)
+    return float(np.mean(listed)) if listed else 0.0
+
+
+def summarize(records: Iterable[dict[str, Any]], *, seed: int) -> list[GroupSummary]:
+    """One summary per (dataset, split, method), in the order groups first appear."""
+    groups: dict[tuple[str, str, str], list[dict[str, Any]]] = defaultdict(list)
+    for record in records:
+        groups[(record["dataset"], record["split"], record["method"])].append(record)
+    summaries = []
+    for (dataset, split, method), rows in groups.items():
+        hits = [1.0 if r.get("hit") else 0.0 for r in rows]
+        low, high = bootstrap_interval(hits, seed=seed)
+        recalls = [
+            1.0 if r["evidence_recall"] else 0.0
+            for r in rows
+            if r.get("evidence_recall") is not None
+        ]
+        rouges = [float(r["rouge_l"]) for r in rows if r.get("rouge_l") is not None]
+        seconds = [float(r.get("seconds", 0.0)) for r in rows]
+        classes: dict[str, int] = defaultdict(int)
+        for r in rows:
+            if r.get("error"):
+                classes[r["error"]["class"]] += 1
+        summaries.append(
+            GroupSummary(
+                dataset=dataset,
+                split=split,
+                method=method,
+                metric="choice accuracy" if any(r.get("choices") for r in rows) else "Hits@1",
+                questions=len(rows),
+                errors=sum(classes.values()),
+                accuracy=_mean(hits),
+                low=low,
+                high=high,
+                evidence_recall=_mean(recalls) if recalls else None,
+                rouge_l=_mean(rouges) if rouges else None,
+                llm_calls=_mean(r.get("llm_calls", 0) for r in rows),
+                prompt_tokens=_mean(r.get("prompt_tokens", 0) for r in rows),
+                completion_tokens=_mean(r.get("completion_tokens", 0) for r in rows),
+                sparql_queries=_mean(r.get("sparql_queries", 0) for r in rows),
+                p50_seconds=float(np.percentile(seconds, 50)) if seconds else 0.0,
+                p95_seconds=float(np.percentile(seconds, 95)) if seconds else 0.0,
+                cache_hits=sum(int(r.get("cache_hits", 0)) for r in rows),
+                error_classes=dict(classes),
+            )
+        )
+    return summaries
+
+
+def _percent(value: float | None) -> str:
+    return "–" if value is None else f"{100 * value:.1f}"
+
+
+def markdown(summaries: Sequence[GroupSummary], runs: Sequence[dict[str, Any]]) -> str:
+    """The report as Markdown: how it was run, the table, the plots, the failures."""
+    lines = ["# Evaluation report", ""]
+    models = sorted({str(r.get("model")) for r in runs})
+    graphs = sorted({str(r.get("graph")) for r in runs})
+    seeds = sorted({str(r.get("seed")) for r in runs})
+    if runs:
+        lines += [
+            f"Model: {', '.join(models)}. Graph: {', '.join(graphs)}. Sample seed: {', '.join(seeds)}.",
+            "",
+        ]
+    lines += [
+        "Accuracy is Hits@1 for open questions and exact-choice accuracy for multiple choice, "
+        "in percent, with a 95% bootstrap interval; failed questions count as wrong. Evidence "
+        "recall: share of questions where a gold answer is among the evidence's entities (– for "
+        "methods that use no graph). Calls, tokens and queries are means per question; latency "
+        "is wall time per question.",
+        "",
+        "| dataset | split | method | n | accuracy (95% CI) | evidence recall | ROUGE-L | LLM calls | prompt tok | completion tok | SPARQL | p50 s | p95 s | errors |",
+        "|---|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for s in summaries:
+        rouge = "–" if s.rouge_l is None else f"{s.rouge_l:.3f}"
+        lines.append(
+            f"| {s.dataset} | {s.split} | {s.method} | {s.questions} | "
+            f"{_percent(s.accuracy)} ({_percent(s.low)}–{_percent(s.high)}) | "
+            f"{_percent(s.evidence_recall)} | {rouge} | {s.llm_calls:.2f} | "
+            f"{s.prompt_tokens:.0f} | {s.completion_tokens:.0f} | {s.sparql_queries:.1f} | "
+            f"{s.p50_seconds:.2f} | {s.p95_seconds:.2f} | {s.errors} |"
+        )
+    cached = [s for s in summaries if s.cache_hits]
+    if cached:
+        lines += [
+            "",
+            "Note: "
+            + ", ".join(f"{s.dataset}/{s.method} {s.cache_hits}" for s in cached)
+            + " LLM replies came from the cache, so those latencies are lower than uncached ones.",
+        ]
+    lines += [
+        "",
+        f"![Accuracy by method]({ACCURACY_PLOT})",
+        "",
+        f"![Accuracy against LLM calls]({COST_PLOT})",
+    ]
+    failing = [s for s in summaries if s.error_classes]
+    if failing:
+        lines += ["", "## Failures", ""]
+        for s in failing:
+            kinds = ", ".join(f"{k} × {v}" for k, v in sorted(s.error_classes.items()))
+            lines.append(f"- {s.dataset}/{s.method}: {kinds}")
+    return "\n".join(lines) + "\n"
+
+
+def _plots(summaries: Sequence[GroupSummary], folder: Path) -> list[Path]:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    datasets = list(dict.fromkeys(s.dataset for s in summaries))
+    methods = list(dict.fromkeys(s.method for s in summaries))
+    by_key = {(s.dataset, s.method): s for s in summaries}
+    width = 0.8 / max(1, len(methods))
+    figure, axes = plt.subplots(figsize=(max(6.0, 1.6 * len(datasets) + 2), 4.2))
+    for index, method in enumerate(methods):
+        xs, ys, errors_low, errors_high = [], [], [], []
+        for position, dataset in enumerate(datasets):
+            found = by_key.get((dataset, method))
+            if found is None:
+                continue
+            xs.append(position + (index - (len(methods) - 1) / 2) * width)
+            ys.append(100 * found.accuracy)
+            errors_low.append(100 * (found.accuracy - found.low))
+            errors_high.append(100 * (found.high - found.accuracy))
+        axes.bar(xs, ys, width, label=method, yerr=[errors_low, errors_high], capsize=3)
+    axes.set_xticks(range(len(datasets)), datasets)
+    axes.set_ylabel("accuracy (%)")
+    axes.set_title("Accuracy by method (95% bootstrap interval)")
+    axes.legend()
+    figure.tight_layout()
+    accuracy_path = folder / ACCURACY_PLOT
+    figure.savefig(accuracy_path, dpi=120)
+    plt.close(figure)
+
+    figure, axes = plt.subplots(figsize=(6.4, 4.2))
+    markers = "osD^vP*X"
+    for index, method in enumerate(methods):
+        group = [s for s in summaries if s.method == method]
+        axes.scatter(
+            [s.llm_calls for s in group],
+            [100 * s.accuracy for s in group],
+            marker=markers[index % len(markers)],
+            label=method,
+        )
+        for s in group:
+            axes.annotate(
+                s.dataset,
+                (s.llm_calls, 100 * s.accuracy),
+                fontsize=7,
+                xytext=(4, 2),
+                textcoords="offset points",
+            )
+    axes.set_xlabel("LLM calls per question (mean)")
+    axes.set_ylabel("accuracy (%)")
+    axes.set_title("Accuracy against LLM calls")
+    axes.legend()
+    figure.tight_layout()
+    cost_path = folder / COST_PLOT
+    figure.savefig(cost_path, dpi=120)
+    plt.close(figure)
+    return [accuracy_path, cost_path]
+
+
+def read_results(folders: Sequence[Path]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Every record and every run note under ``folders``."""
+    records: list[dict[str, Any]] = []
+    runs: list[dict[str, Any]] = []
+    for folder in folders:
+        path = folder / RESULTS_FILE
+        if not path.is_file():
+            raise NotFound(f"no {RESULTS_FILE} in {folder}", hint="run `kgmw eval --out` first")
+        records += ResultsFile(path).read(repair=False).values()
+        notes = folder / RUNS_FILE
+        if notes.is_file():
+            runs += [
+                json.loads(line)
+                for line in notes.read_text(encoding="utf-8").splitlines()
+                if line.strip()
+            ]
+    return records, runs
+
+
+def write_report(folders: Sequence[Path], out: Path, *, seed: int = 0) -> list[Path]:
+    """Write report.md and the two plots into ``out``; return their paths."""
+    records, runs = read_results(folders)
+    if not records:
+        raise NotFound(f"no result records in {', '.join(map(str, folders))}")
+    summaries = summarize(records, seed=seed)
+    out.mkdir(parents=True, exist_ok=True)
+    plots = _plots(summaries, out)
+    report = out / REPORT_FILE
+    report.write_text(markdown(summaries, runs), encoding="utf-8")
+    summary_json = out / "summary.json"
+    summary_json.write_text(
+        json.dumps([s.__dict__ for s in summaries], indent=2, ensure_ascii=False) + "\n",
+        encoding="utf-8",
+    )
+    return [report, summary_json, *plots]

@@ -1,0 +1,108 @@
+"""One result record per (method, question): the answer, its scores and its cost.
+
+The record is plain JSON so a results file can be read back, resumed and reported
+without the graph or the model.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Any
+
+from pyoxigraph import NamedNode
+
+from middleware.errors import MiddlewareError
+from middleware.eval.datasets import EvalItem
+from middleware.eval.metrics import choice_correct, evidence_recall, hits_at_1, rouge_l
+from middleware.kg.base import KnowledgeGraph
+from middleware.kg.terms import Term
+from middleware.methods.base import Answer
+
+COST_KEYS = ("llm_calls", "prompt_tokens", "completion_tokens", "sparql_queries", "cache_hits")
+# Keys that differ between two runs of the same questions (wall-clock time only).
+TIMING_KEYS = ("seconds", "llm_seconds")
+
+
+def base_record(dataset: str, split: str, method: str, item: EvalItem) -> dict[str, Any]:
+    return {
+        "key": record_key(dataset, split, method, item.id),
+        "dataset": dataset,
+        "split": split,
+        "method": method,
+        "id": item.id,
+        "question": item.question,
+        "gold": list(item.answers),
+        "choices": list(item.choices),
+        "meta": dict(item.meta),
+    }
+
+
+def record_key(dataset: str, split: str, method: str, item_id: str) -> str:
+    return f"{dataset}/{split}/{method}/{item_id}"
+
+
+class Scorer:
+    """Scores answers against gold, reading entity names and aliases from ``graph``."""
+
+    def __init__(self, graph: KnowledgeGraph | None) -> None:
+        self.graph = graph
+
+    def _names(self, terms: list[Term]) -> list[str]:
+        names = [t.value for t in terms]
+        if self.graph is not None and terms:
+            names += list(self.graph.labels(terms).values())
+        return names
+
+    def _top_names(self, answer: Answer) -> list[str]:
+        if not answer.entities:
+            return []
+        top = answer.entities[0]
+        names = [top.iri] + ([top.label] if top.label else [])
+        if self.graph is not None:
+            # Aliases are a bonus: an entity the graph lacks keeps its label only.
+            with contextlib.suppress(MiddlewareError):
+                names += list(self.graph.describe(NamedNode(top.iri)).aliases)
+        return names
+
+    def score(self, item: EvalItem, answer: Answer) -> dict[str, Any]:
+        """Metrics and cost of one answer."""
+        usage = answer.usage
+        record: dict[str, Any] = {
+            "prediction": answer.answer,
+            "entities": [e.to_dict() for e in answer.entities[:5]],
+            "grounding": answer.grounding,
+            "warnings": len(answer.warnings),
+            **{k: int(usage.get(k, 0)) for k in COST_KEYS},
+            **{k: round(float(usage.get(k, 0.0)), 4) for k in TIMING_KEYS},
+            "error": None,
+        }
+        if item.choices and item.answer_key is not None:
+            record["choice_correct"] = choice_correct(answer.answer, item.answer_key, item.choices)
+            record["hit"] = record["choice_correct"]
+        else:
+            record["hit"] = hits_at_1(
+                answer.answer, item.answers, top_names=self._top_names(answer)
+            )
+            record["rouge_l"] = round(rouge_l(answer.answer, item.answers), 4)
+        triples = answer.evidence.all_triples()
+        if triples:
+            terms: list[Term] = []
+            for triple in triples:
+                terms += [triple.subject, triple.object]
+            names = self._names(list(dict.fromkeys(terms)))
+            record["evidence_recall"] = evidence_recall(item.answers, names)
+            record["evidence_triples"] = len(triples)
+        else:
+            record["evidence_recall"] = None if answer.grounding == "not-applicable" else False
+            record["evidence_triples"] = 0
+        return record
+
+
+def error_record(err: BaseException) -> dict[str, Any]:
+    """The fields of a question that failed: no answer, the error's class and message."""
+    return {
+        "prediction": None,
+        "hit": False,
+        "evidence_recall": None,
+        "error": {"class": type(err).__name__, "message": str(err)[:500]},
+    }

@@ -1,0 +1,32 @@
+"""A dataset's topic-entity keys as graph IRIs, through the source profile."""
+
+from __future__ import annotations
+
+from middleware.eval.datasets import EvalItem
+from middleware.kg.base import KnowledgeGraph
+from middleware.kg.profiles import Profile
+from middleware.kg.terms import looks_like_iri
+
+
+def topic_iris(item: EvalItem, profile: Profile | None) -> list[str]:
+    """IRIs for the item's topic entities: IRIs as given, dataset keys mapped by the
+    profile's delimited mapping (MetaQA names, Freebase ``m.0abc`` ids).
+
+    >>> from middleware.kg.profiles import load_profile
+    >>> topic_iris(EvalItem("1", "q", topic_entities=("m.03_r3",)), load_profile("freebase"))
+    ['http://rdf.freebase.com/ns/m.03_r3']
+    >>> topic_iris(EvalItem("2", "q", topic_entities=("Ginger Rogers",)), load_profile("metaqa"))
+    ['https://kgmw.dev/metaqa/entity/Ginger%20Rogers']
+    """
+    iris = []
+    for key in item.topic_entities:
+        if looks_like_iri(key):
+            iris.append(key)
+        elif profile is not None and profile.delimited is not None:
+            iris.append(profile.delimited.entity(key))
+    return iris
+
+
+def in_graph(item: EvalItem, graph: KnowledgeGraph) -> bool:
+    """Whether one of the item's topic entities has at least one relation in ``graph``."""
+    return any(graph.degree(iri) > 0 for iri in topic_iris(item, graph.profile))

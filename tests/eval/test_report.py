@@ -1,0 +1,89 @@
+"""Reports: the Markdown table with bootstrap intervals, the summary JSON and the plots."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from middleware.errors import NotFound
+from middleware.eval.report import bootstrap_interval, summarize, write_report
+
+
+def record(dataset: str, method: str, n: int, hit: bool, **extra: Any) -> dict[str, Any]:
+    return {
+        "key": f"{dataset}/dev/{method}/{n}",
+        "dataset": dataset,
+        "split": "dev",
+        "method": method,
+        "hit": hit,
+        "error": None,
+        "llm_calls": 4 if method == "rok" else 1,
+        "prompt_tokens": 100,
+        "completion_tokens": 10,
+        "sparql_queries": 5 if method == "rok" else 0,
+        "seconds": float(n),
+        "evidence_recall": (n % 2 == 0) if method == "rok" else None,
+        "rouge_l": 1.0 if hit else 0.0,
+        "choices": [],
+        **extra,
+    }
+
+
+def results(folder: Path) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    rows = [record("metaqa-1hop", "rok", n, n < 6) for n in range(10)]
+    rows += [record("metaqa-1hop", "io", n, n < 2) for n in range(10)]
+    rows += [record("metaqa-2hop", "rok", n, n < 3) for n in range(10)]
+    rows[-1] = {**rows[-1], "error": {"class": "LLMTimeout", "message": "slow"}, "hit": False}
+    (folder / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    (folder / "runs.jsonl").write_text(
+        json.dumps({"model": "gemma", "graph": "metaqa", "seed": 7}) + "\n"
+    )
+    return folder
+
+
+def test_summary_numbers(tmp_path: Path) -> None:
+    rows = [
+        json.loads(line) for line in (results(tmp_path) / "results.jsonl").read_text().splitlines()
+    ]
+    first, io, hop2 = summarize(rows, seed=0)
+    assert (first.method, first.questions, first.accuracy) == ("rok", 10, 0.6)
+    assert first.low <= 0.6 <= first.high and first.low >= 0.2 and first.high <= 1.0
+    assert first.evidence_recall == 0.5 and io.evidence_recall is None
+    assert first.llm_calls == 4 and first.p50_seconds == 4.5
+    assert first.p95_seconds == pytest.approx(8.55)
+    assert hop2.errors == 1 and hop2.error_classes == {"LLMTimeout": 1}
+    assert summarize(rows, seed=0) == summarize(rows, seed=0)
+
+
+def test_bootstrap_interval_narrows_with_more_questions() -> None:
+    small = bootstrap_interval([1.0, 0.0] * 10, seed=0)
+    large = bootstrap_interval([1.0, 0.0] * 500, seed=0)
+    assert small[0] < large[0] < 0.5 < large[1] < small[1]
+
+
+def test_write_report(tmp_path: Path) -> None:
+    out = tmp_path / "report"
+    written = write_report([results(tmp_path / "run")], out)
+    assert [p.name for p in written] == [
+        "report.md",
+        "summary.json",
+        "accuracy_by_method.png",
+        "accuracy_vs_calls.png",
+    ]
+    text = (out / "report.md").read_text()
+    assert "Model: gemma. Graph: metaqa. Sample seed: 7." in text
+    assert "| metaqa-1hop | dev | rok | 10 | 60.0 (" in text
+    assert "| metaqa-1hop | dev | io | 10 | 20.0 (" in text and "| – |" in text
+    assert "- metaqa-2hop/rok: LLMTimeout × 1" in text
+    for png in written[2:]:
+        assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 5000
+    assert json.loads((out / "summary.json").read_text())[0]["accuracy"] == 0.6
+
+
+def test_report_without_results(tmp_path: Path) -> None:
+    with pytest.raises(NotFound, match=r"no results\.jsonl"):
+        write_report([tmp_path], tmp_path)

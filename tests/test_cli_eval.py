@@ -1,0 +1,125 @@
+"""``kgmw eval`` and ``kgmw report`` with a scripted LLM over the sample graph."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from middleware import cli_eval
+from middleware.cli import main
+from middleware.llm.scripted import ScriptedLLM
+from tests.conftest import DATA
+
+EVAL = DATA / "eval"
+
+
+def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    code = main(list(args))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.fixture(autouse=True)
+def scripted(monkeypatch: pytest.MonkeyPatch) -> ScriptedLLM:
+    llm = ScriptedLLM(
+        [
+            ("Key entities:$", "Titanic; Kate Winslet; James Cameron"),
+            ("Useful facts:$", "1"),
+            ("Choice:$", "Titanic"),
+            ("Answer:$", "James Cameron"),
+        ],
+        default="Titanic was directed by James Cameron.",
+    )
+    monkeypatch.setattr(cli_eval, "open_llm", lambda settings: llm)
+    return llm
+
+
+def test_eval_resume_and_report(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    args = ["eval", "--dataset", str(EVAL / "own.jsonl"), "--method", "io", "--method", "rok"]
+    code, stdout, err = run(capsys, *args, "--out", str(out), "--no-progress")
+    assert code == 0, err
+    assert "own (custom): 2 of 2 questions; 4 malformed lines skipped" in err
+    assert "own.jsonl:3: the answer 'Rome' is not one of the choices" in err
+    assert "own      rok     2          1.000   0" in stdout
+    assert "4 answered (0 failed), 0 already done" in stdout
+    assert len((out / "results.jsonl").read_text().splitlines()) == 4
+    code, stdout, _ = run(capsys, *args, "--out", str(out), "--no-progress", "--json")
+    summary = json.loads(stdout)
+    assert (summary["answered"], summary["resumed"]) == (0, 4)
+    assert summary["groups"][0] == {
+        "dataset": "own",
+        "method": "io",
+        "questions": 2,
+        "hits_at_1": 1.0,
+        "errors": 0,
+    }
+    code, stdout, _ = run(capsys, "report", str(out))
+    assert code == 0 and stdout.splitlines()[0] == str(out / "report.md")
+    assert "| own | custom | rok | 2 | 100.0 (100.0–100.0) |" in (out / "report.md").read_text()
+
+
+def test_eval_metaqa_sample_with_limit_and_graph_filter(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    code, _stdout, err = run(
+        capsys,
+        "eval",
+        "--dataset", "metaqa-1hop",
+        "--data-dir", str(EVAL),
+        "--limit", "2",
+        "--seed", "1",
+        "--only-in-graph",
+        "--method", "io",
+        "--out", str(tmp_path),
+        "--no-progress",
+    )  # fmt: skip
+    assert code == 0, err
+    assert "metaqa-1hop (dev): 2 of 3 questions (seed 1); 3 malformed lines skipped" in err
+    rows = [json.loads(line) for line in (tmp_path / "results.jsonl").read_text().splitlines()]
+    assert [r["meta"]["hops"] for r in rows] == ["1", "1"]
+    notes = [json.loads(line) for line in (tmp_path / "runs.jsonl").read_text().splitlines()]
+    assert notes[0]["methods"] == ["io"] and notes[0]["graph"] == "sample"
+    assert notes[0]["datasets"] == [{"name": "metaqa-1hop", "split": "dev", "questions": 2}]
+
+
+def test_eval_errors_are_one_line(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    code, _, err = run(capsys, "eval", "--dataset", "nope", "--out", str(tmp_path))
+    assert code == 2 and err.startswith("kgmw: error: unknown dataset 'nope'")
+    code, _, err = run(
+        capsys, "eval", "--dataset", "webquestions", "--data-dir", str(EVAL), "--out", str(tmp_path)
+    )
+    assert code == 2 and "webquestions has no 'dev' split here (use --split test)" in err
+    code, _, err = run(capsys, "report", str(tmp_path))
+    assert code == 2 and "no results.jsonl" in err
+
+
+def test_eval_webquestions_over_fb15k_keeps_questions_in_the_graph(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    store = tmp_path / "fb"
+    load = ["load", "--recipe", "fb15k-237", "--data-dir", str(EVAL), "--store", str(store)]
+    assert main([*load, "--no-progress"]) == 0
+    code, _, err = run(
+        capsys,
+        "eval",
+        "--dataset", "webquestions",
+        "--split", "test",
+        "--data-dir", str(EVAL),
+        "--only-in-graph",
+        "--method", "rok",
+        "--store", str(store),
+        "--out", str(tmp_path / "out"),
+        "--no-progress",
+    )  # fmt: skip
+    assert code == 0, err
+    assert "webquestions (test): 2 of 2 questions; 2 malformed lines skipped" in err
+    assert "1 questions dropped: topic entity not in the graph" in err
+    rows = [json.loads(line) for line in (tmp_path / "out/results.jsonl").read_text().splitlines()]
+    assert [r["question"] for r in rows] == [
+        "who directed titanic?",
+        "where was kate winslet born?",
+    ]
+    assert rows[0]["hit"] is True and rows[0]["evidence_recall"] is True

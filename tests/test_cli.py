@@ -10,15 +10,10 @@ from pathlib import Path
 import pytest
 
 from middleware.cli import main
+from tests.cli_helpers import run
 from tests.conftest import DATA
 
 EX = "http://example.org/film/"
-
-
-def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    code = main(list(args))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 @pytest.fixture(scope="module")

@@ -13,26 +13,13 @@ from middleware.cli import main
 from middleware.llm.scripted import ScriptedLLM
 from middleware.sample import sample_store
 from middleware.settings import Settings
+from tests.cli_helpers import rok_script, run
 from tests.conftest import DATA
-
-
-def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    code = main(list(args))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 @pytest.fixture
 def scripted(monkeypatch: pytest.MonkeyPatch) -> ScriptedLLM:
-    llm = ScriptedLLM(
-        [
-            ("Key entities:$", "Titanic; Kate Winslet; James Cameron"),
-            ("Useful facts:$", "1"),
-            ("Answer:$", "James Cameron"),
-            ("Choice:$", "James Cameron"),
-        ],
-        default="Titanic was directed by James Cameron.",
-    )
+    llm = rok_script()
     monkeypatch.setattr(cli_ask, "open_llm", lambda settings: llm)
     return llm
 

@@ -10,33 +10,22 @@ import pytest
 from middleware import cli_eval
 from middleware.cli import main
 from middleware.llm.scripted import ScriptedLLM
+from tests.cli_helpers import rok_script, run
 from tests.conftest import DATA
 
 EVAL = DATA / "eval"
 
 
-def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    code = main(list(args))
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-@pytest.fixture(autouse=True)
+@pytest.fixture
 def scripted(monkeypatch: pytest.MonkeyPatch) -> ScriptedLLM:
-    llm = ScriptedLLM(
-        [
-            ("Key entities:$", "Titanic; Kate Winslet; James Cameron"),
-            ("Useful facts:$", "1"),
-            ("Choice:$", "Titanic"),
-            ("Answer:$", "James Cameron"),
-        ],
-        default="Titanic was directed by James Cameron.",
-    )
+    llm = rok_script(choice="Titanic")
     monkeypatch.setattr(cli_eval, "open_llm", lambda settings: llm)
     return llm
 
 
-def test_eval_resume_and_report(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+def test_eval_resume_and_report(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, scripted: ScriptedLLM
+) -> None:
     out = tmp_path / "run"
     args = ["eval", "--dataset", str(EVAL / "own.jsonl"), "--method", "io", "--method", "rok"]
     code, stdout, err = run(capsys, *args, "--out", str(out), "--no-progress")
@@ -62,7 +51,7 @@ def test_eval_resume_and_report(capsys: pytest.CaptureFixture[str], tmp_path: Pa
 
 
 def test_eval_metaqa_sample_with_limit_and_graph_filter(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, scripted: ScriptedLLM
 ) -> None:
     code, _stdout, err = run(
         capsys,
@@ -97,7 +86,7 @@ def test_eval_errors_are_one_line(capsys: pytest.CaptureFixture[str], tmp_path: 
 
 
 def test_eval_webquestions_over_fb15k_keeps_questions_in_the_graph(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, scripted: ScriptedLLM
 ) -> None:
     store = tmp_path / "fb"
     load = ["load", "--recipe", "fb15k-237", "--data-dir", str(EVAL), "--store", str(store)]
@@ -123,3 +112,21 @@ def test_eval_webquestions_over_fb15k_keeps_questions_in_the_graph(
         "where was kate winslet born?",
     ]
     assert rows[0]["hit"] is True and rows[0]["evidence_recall"] is True
+
+
+def test_eval_with_the_embedded_model(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """Two questions over the sample graph, RoK and IO, with the real embedded model."""
+    args = ["eval", "--dataset", str(EVAL / "own.jsonl"), "--method", "rok", "--method", "io"]
+    code, _, err = run(capsys, *args, "--out", str(tmp_path), "--no-progress", "--no-cache")
+    assert code == 0, err
+    rows = [json.loads(line) for line in (tmp_path / "results.jsonl").read_text().splitlines()]
+    assert [(r["method"], r["id"]) for r in rows] == [
+        ("rok", "a"), ("rok", "line-2"), ("io", "a"), ("io", "line-2")
+    ]  # fmt: skip
+    assert all(r["error"] is None and r["llm_calls"] >= 1 for r in rows)
+    assert all(r["prompt_tokens"] > 0 and r["seconds"] > 0 for r in rows)
+    assert rows[0]["evidence_recall"] is not None and rows[0]["sparql_queries"] > 0
+    assert rows[1]["prediction"] in ("Titanic", "Paris")  # a constrained choice
+    assert isinstance(rows[0]["hit"], bool) and "rouge_l" in rows[0]
+    code, _, _ = run(capsys, "report", str(tmp_path))
+    assert code == 0 and (tmp_path / "accuracy_by_method.png").is_file()

@@ -6,13 +6,7 @@ import json
 
 import pytest
 
-from middleware.cli import main
-
-
-def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    code = main(list(args))
-    out, err = capsys.readouterr()
-    return code, out, err
+from tests.cli_helpers import run
 
 
 def test_llm_prints_reply_and_usage(capsys: pytest.CaptureFixture[str]) -> None:

@@ -179,10 +179,22 @@ def markdown(summaries: Sequence[GroupSummary], runs: Sequence[dict[str, Any]]) 
     return "\n".join(lines) + "\n"
 
 
-def _plots(summaries: Sequence[GroupSummary], folder: Path) -> list[Path]:
-    import matplotlib
+def _save(figure: Any, axes: Any, *, title: str, xlabel: str | None, path: Path) -> Path:
+    import matplotlib.pyplot as plt
 
-    matplotlib.use("Agg")
+    if xlabel:
+        axes.set_xlabel(xlabel)
+    axes.set_ylabel("accuracy (%)")
+    axes.set_title(title)
+    axes.legend()
+    figure.tight_layout()
+    figure.savefig(path, dpi=120)
+    plt.close(figure)
+    return path
+
+
+def _accuracy_plot(summaries: Sequence[GroupSummary], path: Path) -> Path:
+    """Grouped bars: one group per dataset (e.g. per hop count), one bar per method."""
     import matplotlib.pyplot as plt
 
     datasets = list(dict.fromkeys(s.dataset for s in summaries))
@@ -191,52 +203,45 @@ def _plots(summaries: Sequence[GroupSummary], folder: Path) -> list[Path]:
     width = 0.8 / max(1, len(methods))
     figure, axes = plt.subplots(figsize=(max(6.0, 1.6 * len(datasets) + 2), 4.2))
     for index, method in enumerate(methods):
-        xs, ys, errors_low, errors_high = [], [], [], []
+        xs, ys, below, above = [], [], [], []
         for position, dataset in enumerate(datasets):
             found = by_key.get((dataset, method))
             if found is None:
                 continue
             xs.append(position + (index - (len(methods) - 1) / 2) * width)
             ys.append(100 * found.accuracy)
-            errors_low.append(100 * (found.accuracy - found.low))
-            errors_high.append(100 * (found.high - found.accuracy))
-        axes.bar(xs, ys, width, label=method, yerr=[errors_low, errors_high], capsize=3)
+            below.append(100 * (found.accuracy - found.low))
+            above.append(100 * (found.high - found.accuracy))
+        axes.bar(xs, ys, width, label=method, yerr=[below, above], capsize=3)
     axes.set_xticks(range(len(datasets)), datasets)
-    axes.set_ylabel("accuracy (%)")
-    axes.set_title("Accuracy by method (95% bootstrap interval)")
-    axes.legend()
-    figure.tight_layout()
-    accuracy_path = folder / ACCURACY_PLOT
-    figure.savefig(accuracy_path, dpi=120)
-    plt.close(figure)
+    title = "Accuracy by method (95% bootstrap interval)"
+    return _save(figure, axes, title=title, xlabel=None, path=path)
+
+
+def _cost_plot(summaries: Sequence[GroupSummary], path: Path) -> Path:
+    """One point per (dataset, method): mean LLM calls against accuracy."""
+    import matplotlib.pyplot as plt
 
     figure, axes = plt.subplots(figsize=(6.4, 4.2))
     markers = "osD^vP*X"
-    for index, method in enumerate(methods):
+    for index, method in enumerate(dict.fromkeys(s.method for s in summaries)):
         group = [s for s in summaries if s.method == method]
-        axes.scatter(
-            [s.llm_calls for s in group],
-            [100 * s.accuracy for s in group],
-            marker=markers[index % len(markers)],
-            label=method,
-        )
-        for s in group:
-            axes.annotate(
-                s.dataset,
-                (s.llm_calls, 100 * s.accuracy),
-                fontsize=7,
-                xytext=(4, 2),
-                textcoords="offset points",
-            )
-    axes.set_xlabel("LLM calls per question (mean)")
-    axes.set_ylabel("accuracy (%)")
-    axes.set_title("Accuracy against LLM calls")
-    axes.legend()
-    figure.tight_layout()
-    cost_path = folder / COST_PLOT
-    figure.savefig(cost_path, dpi=120)
-    plt.close(figure)
-    return [accuracy_path, cost_path]
+        points = [(s.llm_calls, 100 * s.accuracy) for s in group]
+        axes.scatter(*zip(*points, strict=True), marker=markers[index % 8], label=method)
+        for s, point in zip(group, points, strict=True):
+            axes.annotate(s.dataset, point, fontsize=7, xytext=(4, 2), textcoords="offset points")
+    title = "Accuracy against LLM calls"
+    return _save(figure, axes, title=title, xlabel="LLM calls per question (mean)", path=path)
+
+
+def _plots(summaries: Sequence[GroupSummary], folder: Path) -> list[Path]:
+    import matplotlib
+
+    matplotlib.use("Agg")  # files only, no display
+    return [
+        _accuracy_plot(summaries, folder / ACCURACY_PLOT),
+        _cost_plot(summaries, folder / COST_PLOT),
+    ]
 
 
 def read_results(folders: Sequence[Path]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:

@@ -18,6 +18,7 @@ from middleware.llm.scripted import ScriptedLLM
 from middleware.methods.baselines import IO
 from middleware.methods.rok import RoK
 from middleware.sample import sample_store
+from tests.cli_helpers import rok_script
 from tests.conftest import DATA
 
 QUESTIONS = [
@@ -46,15 +47,7 @@ class Interrupt:
 
 
 def scripted(interrupt: Interrupt) -> ScriptedLLM:
-    return ScriptedLLM(
-        [
-            ("Key entities:$", "Titanic; Kate Winslet; James Cameron"),
-            ("Useful facts:$", "1"),
-            ("Choice:$", "Titanic"),
-            ("Answer:$", interrupt),
-        ],
-        default="Titanic was directed by James Cameron.",
-    )
+    return rok_script(answer=interrupt, choice="Titanic")
 
 
 @pytest.fixture(scope="module")

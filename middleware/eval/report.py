@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -51,6 +51,8 @@ class GroupSummary:
     p95_seconds: float
     cache_hits: int
     error_classes: dict[str, int]
+    empty_answers: int = 0
+    groundings: dict[str, int] = field(default_factory=dict)
 
 
 def bootstrap_interval(
@@ -93,9 +95,15 @@ def summarize(records: Iterable[dict[str, Any]], *, seed: int) -> list[GroupSumm
         rouges = [float(r["rouge_l"]) for r in rows if r.get("rouge_l") is not None]
         seconds = [float(r.get("seconds", 0.0)) for r in rows]
         classes: dict[str, int] = defaultdict(int)
+        groundings: dict[str, int] = defaultdict(int)
         for r in rows:
             if r.get("error"):
                 classes[r["error"]["class"]] += 1
+            elif r.get("grounding"):
+                groundings[r["grounding"]] += 1
+        empty = sum(
+            1 for r in rows if not r.get("error") and not (r.get("prediction") or "").strip()
+        )
         summaries.append(
             GroupSummary(
                 dataset=dataset,
@@ -117,6 +125,8 @@ def summarize(records: Iterable[dict[str, Any]], *, seed: int) -> list[GroupSumm
                 p95_seconds=float(np.percentile(seconds, 95)) if seconds else 0.0,
                 cache_hits=sum(int(r.get("cache_hits", 0)) for r in rows),
                 error_classes=dict(classes),
+                empty_answers=empty,
+                groundings=dict(groundings),
             )
         )
     return summaries
@@ -164,6 +174,7 @@ def markdown(summaries: Sequence[GroupSummary], runs: Sequence[dict[str, Any]]) 
             + ", ".join(f"{s.dataset}/{s.method} {s.cache_hits}" for s in cached)
             + " LLM replies came from the cache, so those latencies are lower than uncached ones.",
         ]
+    lines += _grounding_table(summaries)
     lines += [
         "",
         f"![Accuracy by method]({ACCURACY_PLOT})",
@@ -232,6 +243,28 @@ def _cost_plot(summaries: Sequence[GroupSummary], path: Path) -> Path:
             axes.annotate(s.dataset, point, fontsize=7, xytext=(4, 2), textcoords="offset points")
     title = "Accuracy against LLM calls"
     return _save(figure, axes, title=title, xlabel="LLM calls per question (mean)", path=path)
+
+
+def _grounding_table(summaries: Sequence[GroupSummary]) -> list[str]:
+    """Where the answers of graph methods came from, and how many were empty."""
+    graph_groups = [s for s in summaries if set(s.groundings) - {"not-applicable"}]
+    if not graph_groups:
+        return []
+    lines = [
+        "",
+        "Answers by grounding (questions that did not fail): from ranked paths, from the "
+        "linked entities' neighbourhoods only, or with no graph evidence; and empty answers.",
+        "",
+        "| dataset | method | paths | neighbourhood | none | empty answer |",
+        "|---|---|---:|---:|---:|---:|",
+    ]
+    for s in graph_groups:
+        g = s.groundings
+        lines.append(
+            f"| {s.dataset} | {s.method} | {g.get('paths', 0)} | {g.get('neighbourhood', 0)} | "
+            f"{g.get('none', 0)} | {s.empty_answers} |"
+        )
+    return lines
 
 
 def _plots(summaries: Sequence[GroupSummary], folder: Path) -> list[Path]:

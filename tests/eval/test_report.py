@@ -28,6 +28,8 @@ def record(dataset: str, method: str, n: int, hit: bool, **extra: Any) -> dict[s
         "evidence_recall": (n % 2 == 0) if method == "rok" else None,
         "rouge_l": 1.0 if hit else 0.0,
         "choices": [],
+        "grounding": "paths" if method == "rok" else "not-applicable",
+        "prediction": "x",
         **extra,
     }
 
@@ -79,6 +81,7 @@ def test_write_report(tmp_path: Path) -> None:
     assert "| metaqa-1hop | dev | rok | 10 | 60.0 (" in text
     assert "| metaqa-1hop | dev | io | 10 | 20.0 (" in text and "| – |" in text
     assert "- metaqa-2hop/rok: LLMTimeout × 1" in text
+    assert "| metaqa-1hop | rok | 10 | 0 | 0 | 0 |" in text
     for png in written[2:]:
         assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 5000
     assert json.loads((out / "summary.json").read_text())[0]["accuracy"] == 0.6

@@ -75,35 +75,26 @@ class ResultsFile:
         if not self.path.exists():
             return {}
         data = self.path.read_bytes()
+        complete = data[: data.rfind(b"\n") + 1]  # a line without its newline is torn
         records: dict[str, dict[str, Any]] = {}
-        good_end = 0
-        lines = data.split(b"\n")
-        for number, raw in enumerate(lines, start=1):
-            last = number == len(lines)
+        for number, raw in enumerate(complete.splitlines(), start=1):
             if not raw.strip():
-                if not last:
-                    good_end += len(raw) + 1
                 continue
             try:
                 record = json.loads(raw)
-                if not isinstance(record, dict) or "key" not in record:
-                    raise ValueError("no key")
             except ValueError as err:
-                if last:
-                    break  # torn write: drop it below
+                record = err
+            if not isinstance(record, dict) or "key" not in record:
                 raise LoadError(
                     str(self.path),
                     number,
-                    f"not a result record: {err}",
+                    f"not a result record: {raw[:80]!r}",
                     hint="remove that line (or the file) and run again",
-                ) from err
-            if last:
-                break  # a complete record without its newline: rewrite it below
+                )
             records[record["key"]] = record
-            good_end += len(raw) + 1
-        if repair and good_end < len(data):
+        if repair and len(complete) < len(data):
             with self.path.open("r+b") as handle:
-                handle.truncate(good_end)
+                handle.truncate(len(complete))
         return records
 
     def append(self, record: Mapping[str, Any]) -> None:

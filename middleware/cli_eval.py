@@ -11,7 +11,8 @@ import click
 from middleware.cli_ask import method_settings
 from middleware.cli_llm import LLMArgs, llm_options
 from middleware.cli_support import SourceArgs, echo_json, print_table, source_options
-from middleware.eval.datasets import DATASETS, EvalItem, load_dataset, sample
+from middleware.eval.datasets import DATASETS, load_dataset, sample
+from middleware.eval.items import EvalItem
 from middleware.eval.report import write_report
 from middleware.eval.runner import RESULTS_FILE, RUNS_FILE, Evaluator, ResultsFile, plan
 from middleware.eval.scoring import Scorer
@@ -104,8 +105,8 @@ def eval_command(
     graph = open_graph(settings)
     folder = Path(settings.eval_data_dir) if settings.eval_data_dir else None
     chosen: list[tuple[str, str, list[EvalItem]]] = []
+    keep = (lambda item: in_graph(item, graph)) if only_in_graph else None
     for name in datasets:
-        keep = (lambda item: in_graph(item, graph)) if only_in_graph else None
         data = load_dataset(name, split=split, data_dir=folder, keep=keep)
         items = data.items
         for problem in data.report.problems:
@@ -131,7 +132,7 @@ def eval_command(
         concurrency=settings.eval_concurrency,
         progress=settings.progress,
     )
-    _note_run(out_dir, chosen, names, _model_name(model), graph.name, seed, limit)
+    _note_run(out_dir, chosen, names, model.model or model.name, graph.name, seed, limit)
     summary = evaluator.run(plan(chosen, names))
     tally = summary.tally
     groups = [
@@ -169,11 +170,6 @@ def eval_command(
         f"in {summary.seconds:.0f} s; results in {out_dir / RESULTS_FILE}; "
         f"`kgmw report {out_dir}` writes the summary and plots"
     )
-
-
-def _model_name(model: object) -> str:
-    name = getattr(model, "model", None) or getattr(model, "name", None)
-    return str(name or type(model).__name__)
 
 
 def _note_run(

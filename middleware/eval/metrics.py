@@ -26,7 +26,14 @@ _ITEM_SPLIT = re.compile(r"[\n;,|]+")
 
 
 def normalize(text: str) -> str:
-    """Lower case, no accents, punctuation as spaces, no articles, single spaces."""
+    """Lower case, no accents, punctuation as spaces, no articles, single spaces.
+
+    Unlike the linker's ``fold``, which deletes punctuation, this splits on it, so
+    "George H.W. Bush" matches "George H. W. Bush".
+
+    >>> normalize("George H.W. Bush") == normalize("George H. W. Bush")
+    True
+    """
     decomposed = unicodedata.normalize("NFKD", text)
     chars = []
     for char in decomposed:

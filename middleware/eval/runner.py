@@ -20,7 +20,7 @@ from typing import Any
 from tqdm import tqdm
 
 from middleware.errors import LoadError
-from middleware.eval.datasets import EvalItem
+from middleware.eval.items import EvalItem
 from middleware.eval.scoring import Scorer, base_record, error_record, record_key
 from middleware.llm.ledger import Budget
 from middleware.methods.base import Method
@@ -124,11 +124,13 @@ class Tally:
         return self.hits[group] / self.questions[group] if self.questions[group] else 0.0
 
     def line(self) -> str:
-        by_method: dict[str, list[int]] = defaultdict(lambda: [0, 0])
-        for (_, method), n in self.questions.items():
-            by_method[method][0] += self.hits[(_, method)]
-            by_method[method][1] += n
-        return " ".join(f"{m} {h / n:.2f}" for m, (h, n) in by_method.items() if n)
+        """Running Hits@1 of each method over all datasets so far: ``rok 0.22 io 0.02``."""
+        hits: dict[str, int] = defaultdict(int)
+        asked: dict[str, int] = defaultdict(int)
+        for group, n in self.questions.items():
+            hits[group[1]] += self.hits[group]
+            asked[group[1]] += n
+        return " ".join(f"{m} {hits[m] / n:.2f}" for m, n in asked.items() if n)
 
 
 @dataclass

@@ -12,7 +12,7 @@ from typing import Any
 from pyoxigraph import NamedNode
 
 from middleware.errors import MiddlewareError
-from middleware.eval.datasets import EvalItem
+from middleware.eval.items import EvalItem
 from middleware.eval.metrics import choice_correct, evidence_recall, hits_at_1, rouge_l
 from middleware.kg.base import KnowledgeGraph
 from middleware.kg.terms import Term

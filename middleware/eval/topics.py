@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from middleware.eval.datasets import EvalItem
+from middleware.eval.items import EvalItem
 from middleware.kg.base import KnowledgeGraph
 from middleware.kg.profiles import Profile
 from middleware.kg.terms import looks_like_iri

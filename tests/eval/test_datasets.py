@@ -8,15 +8,9 @@ from pathlib import Path
 import pytest
 
 from middleware.errors import BadRequest, LoadError
-from middleware.eval.datasets import (
-    DATASETS,
-    EvalItem,
-    load_dataset,
-    load_jsonl,
-    load_metaqa,
-    load_webquestions,
-    sample,
-)
+from middleware.eval.datasets import DATASETS, load_dataset, sample
+from middleware.eval.items import EvalItem
+from middleware.eval.loaders import load_jsonl, load_metaqa, load_webquestions
 from tests.conftest import DATA
 
 EVAL = DATA / "eval"

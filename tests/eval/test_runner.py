@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 
 from middleware.errors import LLMError, LoadError
-from middleware.eval.datasets import EvalItem, load_jsonl
+from middleware.eval.items import EvalItem
+from middleware.eval.loaders import load_jsonl
 from middleware.eval.runner import Evaluator, ResultsFile, plan
 from middleware.eval.scoring import TIMING_KEYS, Scorer
 from middleware.kg.local import LocalStore

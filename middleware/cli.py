@@ -17,6 +17,7 @@ from pyoxigraph import NamedNode
 from middleware.cli_ask import ask
 from middleware.cli_eval import eval_command, report_command
 from middleware.cli_llm import doctor, llm_command
+from middleware.cli_serve import serve
 from middleware.cli_support import (
     SourceArgs,
     echo_json,
@@ -293,7 +294,7 @@ def describe(
 def show_settings(ctx: click.Context, as_json: bool) -> None:
     """Every setting with its value and where the value came from."""
     settings = settings_for(ctx)
-    values = settings.as_dict()
+    values = settings.as_dict(mask_secrets=True)
     if as_json:
         echo_json({k: {"value": v, "from": settings.source_of(k)} for k, v in values.items()})
         return
@@ -307,6 +308,7 @@ cli.add_command(eval_command)
 cli.add_command(report_command)
 cli.add_command(llm_command)
 cli.add_command(doctor)
+cli.add_command(serve)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

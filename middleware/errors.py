@@ -65,6 +65,31 @@ class LoadError(BadRequest):
         self.what = what
 
 
+class Unauthorized(MiddlewareError):
+    """A service request without a valid API key."""
+
+    status = 401
+    code = "unauthorized"
+
+
+class PayloadTooLarge(BadRequest):
+    """A request body or query longer than the service accepts."""
+
+    status = 413
+    code = "payload_too_large"
+
+
+class RateLimited(MiddlewareError):
+    """A caller sent more requests than its rate limit; ``retry_after`` says when to retry."""
+
+    status = 429
+    code = "rate_limited"
+
+    def __init__(self, message: str, *, retry_after: float, hint: str | None = None) -> None:
+        super().__init__(message, hint=hint)
+        self.retry_after = retry_after
+
+
 class NotFound(MiddlewareError):
     """An entity, profile, source or file that does not exist."""
 

@@ -28,6 +28,7 @@ class Setting:
     type: type
     default: Any
     help: str
+    secret: bool = False  # shown masked by `kgmw settings`
 
     @property
     def env_var(self) -> str:
@@ -210,6 +211,49 @@ SETTINGS: tuple[Setting, ...] = (
         1,
         "Questions `kgmw eval` answers at once (helps with remote LLMs; the embedded one is serial).",
     ),
+    Setting("server_host", str, "127.0.0.1", "Address `kgmw serve` listens on."),
+    Setting("server_port", int, 8000, "Port `kgmw serve` listens on."),
+    Setting(
+        "server_workers",
+        int,
+        1,
+        "Worker processes of `kgmw serve`: 1 runs the development server, more run gunicorn.",
+    ),
+    Setting(
+        "server_api_keys",
+        str,
+        None,
+        "Comma-separated API keys the service accepts as `Authorization: Bearer KEY`; "
+        "unset leaves the service open (bind it to loopback then).",
+        secret=True,
+    ),
+    Setting("server_max_body", int, 1_048_576, "Largest request body in bytes (413 past it)."),
+    Setting(
+        "server_rate_limit",
+        int,
+        0,
+        "Requests per minute one API key (or client address) may send; 0 turns the limit off.",
+    ),
+    Setting(
+        "server_cors_origins",
+        str,
+        None,
+        "Comma-separated origins allowed to call the service from a browser ('*' for any); "
+        "unset sends no CORS headers.",
+    ),
+    Setting(
+        "sparql_max_rows",
+        int,
+        10_000,
+        "Most rows or triples the /sparql proxy returns; longer results are cut and marked.",
+    ),
+    Setting(
+        "sparql_service_allowlist",
+        str,
+        None,
+        "Comma-separated endpoint IRIs a /sparql query may call with SERVICE; unset refuses "
+        "every SERVICE clause.",
+    ),
     Setting(
         "faiss_threshold",
         int,
@@ -364,5 +408,11 @@ class Settings:
             origins[key] = "cli"
         return Settings(values, origins, self._sources)
 
-    def as_dict(self) -> dict[str, Any]:
-        return dict(self._values)
+    def as_dict(self, *, mask_secrets: bool = False) -> dict[str, Any]:
+        """Every value by name; with ``mask_secrets``, secret ones that are set read '***'."""
+        values = dict(self._values)
+        if mask_secrets:
+            for name, setting in REGISTRY.items():
+                if setting.secret and values.get(name):
+                    values[name] = "***"
+        return values

@@ -99,6 +99,7 @@ class QueryResult:
     rows: list[dict[str, Term]] = field(default_factory=list)
     boolean: bool | None = None
     triples: list[tuple[Term, Term, Term]] = field(default_factory=list)
+    truncated: bool = False  # rows or triples were cut at the caller's ``max_rows``
 
 
 @runtime_checkable
@@ -162,19 +163,24 @@ class GraphOperations(ABC):
 
     # -- transport ---------------------------------------------------------------------
     @abstractmethod
-    def _execute(self, sparql: str, timeout: float) -> QueryResult:
-        """Run one read-only query and return its parsed result."""
+    def _execute(self, sparql: str, timeout: float, max_rows: int | None = None) -> QueryResult:
+        """Run one read-only query and return its parsed result, at most ``max_rows``
+        rows or triples (``truncated`` set when more were there)."""
 
-    def query(self, sparql: str, *, timeout: float | None = None) -> QueryResult:
+    def query(
+        self, sparql: str, *, timeout: float | None = None, max_rows: int | None = None
+    ) -> QueryResult:
         """Run a user's SPARQL query after checking that it is read-only."""
         check_read_only(sparql)
-        return self._run(sparql, timeout)
+        return self._run(sparql, timeout, max_rows)
 
-    def _run(self, sparql: str, timeout: float | None = None) -> QueryResult:
+    def _run(
+        self, sparql: str, timeout: float | None = None, max_rows: int | None = None
+    ) -> QueryResult:
         with self._count_lock:
             self.query_count += 1
         self._per_thread.count = self.thread_query_count + 1
-        return self._execute(sparql, self.default_timeout if timeout is None else timeout)
+        return self._execute(sparql, self.default_timeout if timeout is None else timeout, max_rows)
 
     def _select(self, template: str, **bindings: object) -> list[dict[str, Term]]:
         return self._run(self.templates.render(template, **bindings)).rows
@@ -387,3 +393,16 @@ def _node(term: Term) -> Node:
 
 def _as_bool(term: Term) -> bool:
     return isinstance(term, Literal) and term.value in ("true", "1")
+
+
+def cap_result(result: QueryResult, max_rows: int | None) -> QueryResult:
+    """``result`` cut to ``max_rows`` rows or triples, marked ``truncated`` if cut."""
+    if max_rows is None:
+        return result
+    if len(result.rows) > max_rows:
+        result.rows = result.rows[:max_rows]
+        result.truncated = True
+    if len(result.triples) > max_rows:
+        result.triples = result.triples[:max_rows]
+        result.truncated = True
+    return result

@@ -28,7 +28,7 @@ from SPARQLWrapper.SPARQLExceptions import (
 )
 
 from middleware.errors import BadRequest, EndpointError, EndpointTimeout, ReadOnlyViolation
-from middleware.kg.base import GraphOperations, QueryResult
+from middleware.kg.base import GraphOperations, QueryResult, cap_result
 from middleware.kg.profiles import Profile, load_profile
 from middleware.kg.terms import Term
 from middleware.retry import parse_retry_after
@@ -100,11 +100,11 @@ class SparqlEndpoint(GraphOperations):
         self._sleep = sleep
         super().__init__()
 
-    def _execute(self, sparql: str, timeout: float) -> QueryResult:
+    def _execute(self, sparql: str, timeout: float, max_rows: int | None = None) -> QueryResult:
         attempt = 0
         while True:
             try:
-                return self._attempt(sparql, timeout)
+                return cap_result(self._attempt(sparql, timeout), max_rows)
             except _Retry as retry:
                 attempt += 1
                 if attempt > self.retries:

@@ -175,7 +175,7 @@ class LocalStore(GraphOperations):
                 shutil.rmtree(candidate, ignore_errors=True)
 
     # -- queries ----------------------------------------------------------------------
-    def _execute(self, sparql: str, timeout: float) -> QueryResult:
+    def _execute(self, sparql: str, timeout: float, max_rows: int | None = None) -> QueryResult:
         deadline = time.monotonic() + timeout
         try:
             result = self._store.query(sparql)
@@ -189,6 +189,8 @@ class LocalStore(GraphOperations):
             variables = [v.value for v in result.variables]
             rows: list[dict[str, Term]] = []
             for count, solution in enumerate(result):
+                if max_rows is not None and count >= max_rows:
+                    return QueryResult("select", variables=variables, rows=rows, truncated=True)
                 if count % _TIME_CHECK_EVERY == 0 and time.monotonic() > deadline:
                     raise EndpointTimeout(
                         f"local store {self.name!r}: query ran past its {timeout:g} s timeout",
@@ -198,7 +200,11 @@ class LocalStore(GraphOperations):
                     {name: solution[name] for name in variables if solution[name] is not None}
                 )
             return QueryResult("select", variables=variables, rows=rows)
-        triples = [(t.subject, t.predicate, t.object) for t in result]
+        triples: list[tuple[Term, Term, Term]] = []
+        for triple in result:
+            if max_rows is not None and len(triples) >= max_rows:
+                return QueryResult("graph", triples=triples, truncated=True)
+            triples.append((triple.subject, triple.predicate, triple.object))
         return QueryResult("graph", triples=triples)
 
     # -- loading ----------------------------------------------------------------------

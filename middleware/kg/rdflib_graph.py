@@ -15,7 +15,7 @@ import rdflib
 from pyoxigraph import BlankNode, Literal, NamedNode
 
 from middleware.errors import BadRequest, EndpointTimeout
-from middleware.kg.base import GraphOperations, QueryResult
+from middleware.kg.base import GraphOperations, QueryResult, cap_result
 from middleware.kg.profiles import Profile, load_profile
 from middleware.kg.terms import Term
 
@@ -54,7 +54,7 @@ class RdflibGraph(GraphOperations):
         self.default_timeout = timeout
         super().__init__()
 
-    def _execute(self, sparql: str, timeout: float) -> QueryResult:
+    def _execute(self, sparql: str, timeout: float, max_rows: int | None = None) -> QueryResult:
         deadline = time.monotonic() + timeout
         try:
             result = self.graph.query(sparql)
@@ -65,10 +65,12 @@ class RdflibGraph(GraphOperations):
         if result.type in ("CONSTRUCT", "DESCRIBE"):
             built = result.graph if result.graph is not None else rdflib.Graph()
             triples = [(to_oxigraph(s), to_oxigraph(p), to_oxigraph(o)) for s, p, o in built]
-            return QueryResult("graph", triples=triples)
+            return cap_result(QueryResult("graph", triples=triples), max_rows)
         variables = [str(v) for v in result.vars or []]
         rows: list[dict[str, Term]] = []
         for count, row in enumerate(result):
+            if max_rows is not None and count >= max_rows:
+                return QueryResult("select", variables=variables, rows=rows, truncated=True)
             if count % 256 == 0 and time.monotonic() > deadline:
                 raise EndpointTimeout(f"rdflib graph {self.name!r}: query ran past {timeout:g} s")
             values = row.asdict()  # type: ignore[union-attr]

@@ -1,0 +1,119 @@
+"""``kgmw serve``: run the Flask service, on the development server or under gunicorn."""
+
+from __future__ import annotations
+
+import ipaddress
+from typing import Any
+
+import click
+
+from middleware.cli_llm import LLMArgs, llm_options
+from middleware.cli_support import settings_for
+from middleware.llm.factory import backend_name
+from middleware.server.app import create_app
+from middleware.settings import Settings
+
+GUNICORN_TIMEOUT = 300  # seconds a worker may stay silent: an answer with a slow LLM
+
+
+@click.command("serve")
+@click.option("--host", help="Address to listen on (default: setting server_host, 127.0.0.1).")
+@click.option(
+    "--port", type=click.IntRange(0, 65535), help="Port (default: setting server_port, 8000)."
+)
+@click.option(
+    "--workers",
+    type=click.IntRange(min=1),
+    help="Worker processes: 1 runs the development server, more run gunicorn (default: setting server_workers).",
+)
+@click.option(
+    "--store",
+    type=click.Path(file_okay=False),
+    help="Local store directory for the default source.",
+)
+@click.option("--endpoint", help="SPARQL endpoint URL for the default source.")
+@click.option("--profile", help="Profile of the default source.")
+@llm_options
+@click.pass_context
+def serve(
+    ctx: click.Context,
+    host: str | None,
+    port: int | None,
+    workers: int | None,
+    store: str | None,
+    endpoint: str | None,
+    profile: str | None,
+    llm: LLMArgs,
+) -> None:
+    """Serve /v1/answer, /v1/chat/completions, /sparql and the question page."""
+    settings = settings_for(
+        ctx,
+        server_host=host,
+        server_port=port,
+        server_workers=workers,
+        store=store,
+        endpoint=endpoint,
+        profile=profile,
+        **llm.overrides(),
+    )
+    _announce(settings)
+    if settings.server_workers > 1:
+        _run_gunicorn(settings)
+    else:
+        from werkzeug.serving import run_simple
+
+        run_simple(
+            settings.server_host,
+            settings.server_port,
+            create_app(settings),
+            threaded=True,
+            use_reloader=False,
+        )
+
+
+def _announce(settings: Settings) -> None:
+    keys = "on" if settings.server_api_keys else "off"
+    sources = ", ".join(["default", *settings.source_names])
+    click.echo(
+        f"kgmw: serving http://{settings.server_host}:{settings.server_port}/ with "
+        f"{settings.server_workers} worker(s); sources: {sources}; LLM: {backend_name(settings)}; "
+        f"API keys: {keys}",
+        err=True,
+    )
+    if not settings.server_api_keys and not _loopback(settings.server_host):
+        click.echo(
+            "kgmw: warning: listening beyond this machine without API keys; "
+            "set KGMW_SERVER_API_KEYS",
+            err=True,
+        )
+
+
+def _loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _run_gunicorn(settings: Settings) -> None:
+    from gunicorn.app.base import BaseApplication
+
+    class _Service(BaseApplication):  # type: ignore[misc]
+        def load_config(self) -> None:
+            options: dict[str, Any] = {
+                "bind": f"{settings.server_host}:{settings.server_port}",
+                "workers": settings.server_workers,
+                "worker_class": "gthread",
+                "threads": 4,
+                "timeout": GUNICORN_TIMEOUT,
+                "accesslog": "-",
+            }
+            for key, value in options.items():
+                self.cfg.set(key, value)
+
+        def load(self) -> Any:
+            return create_app(settings)
+
+    _Service().run()

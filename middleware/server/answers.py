@@ -1,0 +1,136 @@
+"""``POST /v1/answer``: a question in, the ``Answer`` JSON out; shared with the chat route."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from flask import Blueprint, Response, jsonify, request
+
+from middleware.errors import BadRequest
+from middleware.kg.base import KnowledgeGraph
+from middleware.llm.ledger import Budget
+from middleware.methods.base import Answer, Method
+from middleware.server.context import metrics, state
+from middleware.server.evidence_graph import evidence_graph
+from middleware.server.metrics import Metrics
+
+blueprint = Blueprint("answers", __name__)
+ANSWER_FIELDS = {"question", "method", "choices", "sources", "max_calls"}
+
+
+@dataclass(frozen=True)
+class AnswerRequest:
+    """A validated request for one answer."""
+
+    question: str
+    method: str | None = None
+    choices: list[str] | None = None
+    sources: list[str] | None = None
+    max_calls: int | None = None
+
+    @classmethod
+    def from_json(cls, body: dict[str, Any], *, where: str = "request") -> AnswerRequest:
+        question = body.get("question")
+        if not isinstance(question, str) or not question.strip():
+            raise BadRequest(f"{where}: 'question' must be a non-empty string")
+        return cls(
+            question=question,
+            method=_optional_text(body, "method", where),
+            choices=_text_list(body, "choices", where),
+            sources=_text_list(body, "sources", where),
+            max_calls=_max_calls(body, where),
+        )
+
+
+def request_json() -> dict[str, Any]:
+    """The request body as a JSON object, or a BadRequest saying what was wrong."""
+    if not request.is_json:
+        raise BadRequest(
+            f"expected a JSON body, got Content-Type {request.mimetype or 'none'!r}",
+            hint="send Content-Type: application/json",
+        )
+    body = request.get_json(silent=True)
+    if not isinstance(body, dict):
+        raise BadRequest("the body must be a JSON object", hint='e.g. {"question": "..."}')
+    return body
+
+
+@dataclass(frozen=True)
+class PreparedAnswer:
+    """A request's method, graphs and budget, resolved inside the request; ``run`` may
+    then be called from any thread."""
+
+    ask: AnswerRequest
+    method: Method
+    graphs: list[KnowledgeGraph]
+    budget: Budget
+    metrics: Metrics
+
+    def run(self) -> Answer:
+        answer = self.method.run(
+            self.ask.question,
+            choices=self.ask.choices,
+            sources=self.graphs if self.ask.sources else None,
+            budget=self.budget,
+        )
+        self.metrics.count_usage(answer.method, answer.usage)
+        return answer
+
+
+def prepare_answer(ask: AnswerRequest) -> PreparedAnswer:
+    """Resolve the method and sources a request names (unknown ones fail here)."""
+    app_state = state()
+    names = ask.sources or [app_state.default_source]
+    method = app_state.method(ask.method, names[0])
+    graphs: list[KnowledgeGraph] = [app_state.graph(name) for name in names]
+    return PreparedAnswer(ask, method, graphs, app_state.budget(ask.max_calls), metrics())
+
+
+def answer_body(answer: Answer, graphs: list[KnowledgeGraph]) -> dict[str, Any]:
+    """The Answer JSON with its evidence drawn as nodes and edges (``evidence_graph``)."""
+    body = answer.to_dict()
+    body["evidence_graph"] = evidence_graph(answer, {graph.name: graph for graph in graphs})
+    return body
+
+
+@blueprint.post("/v1/answer")
+def answer() -> Response:
+    body = request_json()
+    unknown = sorted(set(body) - ANSWER_FIELDS)
+    if unknown:
+        raise BadRequest(
+            f"unknown field(s) {', '.join(unknown)}",
+            hint=f"known fields: {', '.join(sorted(ANSWER_FIELDS))}",
+        )
+    prepared = prepare_answer(AnswerRequest.from_json(body))
+    return jsonify(answer_body(prepared.run(), prepared.graphs))
+
+
+def _optional_text(body: dict[str, Any], key: str, where: str) -> str | None:
+    value = body.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value.strip():
+        raise BadRequest(f"{where}: {key!r} must be a non-empty string")
+    return value
+
+
+def _text_list(body: dict[str, Any], key: str, where: str) -> list[str] | None:
+    value = body.get(key)
+    if value is None:
+        return None
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not value or not all(isinstance(v, str) for v in value):
+        raise BadRequest(f"{where}: {key!r} must be a non-empty list of strings")
+    return list(value)
+
+
+def _max_calls(body: dict[str, Any], where: str) -> int | None:
+    value = body.get("max_calls")
+    if value is None:
+        return None
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        raise BadRequest(f"{where}: 'max_calls' must be a positive integer")
+    return value

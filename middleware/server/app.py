@@ -1,0 +1,118 @@
+"""The Flask app factory: routes, the error handler, keys, limits, CORS and metrics.
+
+>>> from middleware.kg.local import LocalStore
+>>> from middleware.llm.scripted import ScriptedLLM
+>>> app = create_app(llm=ScriptedLLM(default="Paris"), graphs={"demo": LocalStore()})
+>>> app.test_client().get("/healthz").get_json()
+{'status': 'ok'}
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+
+from flask import Flask, Response, g, request
+from werkzeug.exceptions import RequestEntityTooLarge
+
+from middleware.errors import PayloadTooLarge
+from middleware.kg.base import GraphOperations
+from middleware.llm.base import LLM
+from middleware.server import answers, chat, sparql_proxy, status
+from middleware.server.context import METRICS_KEY, STATE_KEY
+from middleware.server.errors import register_error_handlers
+from middleware.server.guard import ApiKeys, CorsPolicy, RateLimiter
+from middleware.server.metrics import Metrics
+from middleware.server.state import ServiceState
+from middleware.settings import Settings
+
+# Routes anyone may call: probes, the description, and the page (its requests need a key).
+OPEN_ENDPOINTS = {
+    "status.healthz",
+    "status.readyz",
+    "status.openapi",
+    "status.page",
+    "status.static_file",
+}
+
+
+def create_app(
+    settings: Settings | None = None,
+    *,
+    llm: LLM | None = None,
+    graphs: Mapping[str, GraphOperations] | None = None,
+) -> Flask:
+    """The service for ``settings`` (default: resolved from config file and environment).
+
+    ``llm`` and ``graphs`` replace what the settings would open; the first graph named
+    is the default source.
+    """
+    settings = settings or Settings.load()
+    app = Flask("middleware.server")
+    app.json.sort_keys = False  # type: ignore[attr-defined]
+    app.json.ensure_ascii = False  # type: ignore[attr-defined]
+    app.config["MAX_CONTENT_LENGTH"] = settings.server_max_body
+    app.config[STATE_KEY] = ServiceState(settings, llm=llm, graphs=graphs)
+    app.config[METRICS_KEY] = metrics = Metrics()
+    for blueprint in (answers.blueprint, chat.blueprint, sparql_proxy.blueprint, status.blueprint):
+        app.register_blueprint(blueprint)
+    register_error_handlers(app, lambda err: metrics.count_error(type(err).__name__))
+    _install_guards(app, settings, metrics)
+    return app
+
+
+def _check_body_size(max_body: int) -> None:
+    """PayloadTooLarge for a body over ``max_body`` bytes, declared or streamed (chunked)."""
+    size = request.content_length
+    if size is None and request.method in ("POST", "PUT", "PATCH"):
+        # a chunked body: read it (the stream stops at the limit) and see if more follows
+        size = len(request.get_data(cache=True))
+        if size >= max_body:
+            try:
+                more = request.stream.read(1)
+            except RequestEntityTooLarge:
+                more = b"?"
+            size += len(more)
+    if size is not None and size > max_body:
+        declared = request.content_length is not None
+        raise PayloadTooLarge(
+            f"the request body has {size} bytes, more than {max_body}"
+            if declared
+            else f"the streamed request body is longer than {max_body} bytes",
+            hint="send less, or raise server_max_body",
+        )
+
+
+def _install_guards(app: Flask, settings: Settings, metrics: Metrics) -> None:
+    keys = ApiKeys.parse(settings.server_api_keys)
+    limiter = RateLimiter(settings.server_rate_limit)
+    cors = CorsPolicy.parse(settings.server_cors_origins)
+    max_body = settings.server_max_body
+
+    @app.before_request
+    def guard() -> Response | None:
+        g.started = time.perf_counter()
+        allowed_origin = cors.allow(request.headers.get("Origin"))
+        if request.method == "OPTIONS" and allowed_origin:
+            return Response(status=204)  # a CORS preflight; headers added below
+        _check_body_size(max_body)
+        if request.endpoint in OPEN_ENDPOINTS:
+            return None
+        caller = keys.caller(request.headers.get("Authorization")) if keys.enabled else None
+        limiter.check(caller or f"addr:{request.remote_addr}")
+        return None
+
+    @app.after_request
+    def finish(response: Response) -> Response:
+        allowed_origin = cors.allow(request.headers.get("Origin"))
+        if allowed_origin:
+            response.headers["Access-Control-Allow-Origin"] = allowed_origin
+            response.headers["Access-Control-Allow-Headers"] = "Authorization, Content-Type"
+            response.headers["Access-Control-Allow-Methods"] = "GET, POST, OPTIONS"
+            response.headers["Vary"] = "Origin"
+        route = request.url_rule.rule if request.url_rule is not None else "unmatched"
+        started = getattr(g, "started", time.perf_counter())
+        metrics.count_request(
+            route, request.method, response.status_code, time.perf_counter() - started
+        )
+        return response

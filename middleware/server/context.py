@@ -1,0 +1,21 @@
+"""The current app's state and metrics, for route functions."""
+
+from __future__ import annotations
+
+from flask import current_app
+
+from middleware.server.metrics import Metrics
+from middleware.server.state import ServiceState
+
+STATE_KEY = "KGMW_STATE"
+METRICS_KEY = "KGMW_METRICS"
+
+
+def state() -> ServiceState:
+    found: ServiceState = current_app.config[STATE_KEY]
+    return found
+
+
+def metrics() -> Metrics:
+    found: Metrics = current_app.config[METRICS_KEY]
+    return found

@@ -1,0 +1,113 @@
+"""Who may call the service and how often: bearer API keys, a per-caller rate limit, CORS.
+
+>>> keys = ApiKeys.parse("k-one, k-two")
+>>> keys.caller("Bearer k-two"), keys.enabled
+('key:2', True)
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import math
+import threading
+import time
+from collections.abc import Callable
+
+from middleware.errors import RateLimited, Unauthorized
+
+
+def _split(text: str | None) -> list[str]:
+    return [part.strip() for part in (text or "").split(",") if part.strip()]
+
+
+class ApiKeys:
+    """The accepted keys; a request names one as ``Authorization: Bearer KEY``."""
+
+    def __init__(self, keys: list[str]) -> None:
+        # Digests of equal length, compared in constant time, so timing tells nothing.
+        self._digests = [hashlib.sha256(k.encode()).digest() for k in keys]
+
+    @classmethod
+    def parse(cls, setting: str | None) -> ApiKeys:
+        return cls(_split(setting))
+
+    @property
+    def enabled(self) -> bool:
+        return bool(self._digests)
+
+    def caller(self, authorization: str | None) -> str:
+        """A stable caller id (``key:N``) for a valid header; Unauthorized otherwise."""
+        scheme, _, token = (authorization or "").strip().partition(" ")
+        if scheme.lower() != "bearer" or not token.strip():
+            raise Unauthorized(
+                "this service needs an API key",
+                hint="send the header 'Authorization: Bearer YOUR_KEY'",
+            )
+        digest = hashlib.sha256(token.strip().encode()).digest()
+        found = 0
+        for number, known in enumerate(self._digests, start=1):
+            if hmac.compare_digest(digest, known):
+                found = number
+        if not found:
+            raise Unauthorized("the API key is not valid", hint="check the key you were given")
+        return f"key:{found}"
+
+
+class RateLimiter:
+    """A token bucket per caller: ``per_minute`` requests a minute, bursts up to that many."""
+
+    def __init__(self, per_minute: int, *, clock: Callable[[], float] = time.monotonic) -> None:
+        self.per_minute = per_minute
+        self._clock = clock
+        self._buckets: dict[str, tuple[float, float]] = {}
+        self._lock = threading.Lock()
+
+    @property
+    def enabled(self) -> bool:
+        return self.per_minute > 0
+
+    def check(self, caller: str) -> None:
+        """Spend one request of ``caller``'s allowance, or raise RateLimited."""
+        if not self.enabled:
+            return
+        rate = self.per_minute / 60.0
+        now = self._clock()
+        with self._lock:
+            tokens, seen = self._buckets.get(caller, (float(self.per_minute), now))
+            tokens = min(float(self.per_minute), tokens + (now - seen) * rate)
+            if tokens < 1.0:
+                self._buckets[caller] = (tokens, now)
+                wait = math.ceil((1.0 - tokens) / rate)
+                raise RateLimited(
+                    f"more than {self.per_minute} requests a minute from this caller",
+                    retry_after=wait,
+                    hint=f"retry after {wait} s",
+                )
+            self._buckets[caller] = (tokens - 1.0, now)
+            if len(self._buckets) > 10_000:
+                self._forget_idle(now)
+
+    def _forget_idle(self, now: float) -> None:
+        idle = [c for c, (_, seen) in self._buckets.items() if now - seen > 120]
+        for caller in idle:
+            del self._buckets[caller]
+
+
+class CorsPolicy:
+    """Which browser origins may call the service; none unless configured."""
+
+    def __init__(self, origins: list[str]) -> None:
+        self.origins = origins
+
+    @classmethod
+    def parse(cls, setting: str | None) -> CorsPolicy:
+        return cls(_split(setting))
+
+    def allow(self, origin: str | None) -> str | None:
+        """The ``Access-Control-Allow-Origin`` value for ``origin``, or None."""
+        if not origin or not self.origins:
+            return None
+        if "*" in self.origins:
+            return "*"
+        return origin if origin in self.origins else None

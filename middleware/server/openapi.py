@@ -1,0 +1,292 @@
+"""The OpenAPI 3.1 description of every route the service answers."""
+
+from __future__ import annotations
+
+from importlib.metadata import PackageNotFoundError, version
+from typing import Any
+
+JSON = "application/json"
+
+
+def _ref(name: str) -> dict[str, str]:
+    return {"$ref": f"#/components/schemas/{name}"}
+
+
+def _json_response(description: str, schema: dict[str, Any]) -> dict[str, Any]:
+    return {"description": description, "content": {JSON: {"schema": schema}}}
+
+
+ERRORS = {
+    "400": _json_response("Invalid input; the message says what to fix.", _ref("Error")),
+    "401": _json_response("Missing or wrong API key (when keys are set).", _ref("Error")),
+    "413": _json_response("Request body larger than server_max_body.", _ref("Error")),
+    "429": _json_response("Rate limit reached; see Retry-After.", _ref("Error")),
+    "502": _json_response("A SPARQL endpoint or the LLM failed.", _ref("Error")),
+    "504": _json_response("A SPARQL endpoint or the LLM timed out.", _ref("Error")),
+}
+
+SCHEMAS: dict[str, Any] = {
+    "Error": {
+        "type": "object",
+        "required": ["error", "status", "message"],
+        "properties": {
+            "error": {"type": "string", "description": "error code, e.g. bad_request"},
+            "status": {"type": "integer"},
+            "message": {"type": "string"},
+            "hint": {"type": "string"},
+        },
+    },
+    "AnswerRequest": {
+        "type": "object",
+        "required": ["question"],
+        "additionalProperties": False,
+        "properties": {
+            "question": {"type": "string", "maxLength": 2000},
+            "method": {"type": "string", "description": "rok, io or cot (GET /v1/models)"},
+            "choices": {"type": "array", "items": {"type": "string"}},
+            "sources": {
+                "type": "array",
+                "items": {"type": "string"},
+                "description": "source names (GET /v1/sources)",
+            },
+            "max_calls": {
+                "type": "integer",
+                "minimum": 1,
+                "description": "lowers the server's LLM-call budget",
+            },
+        },
+    },
+    "Answer": {
+        "type": "object",
+        "description": "The answer, the entities it names, its evidence (paths and triples with source IRIs), every step with prompt and raw output, usage (LLM calls, tokens, SPARQL queries, seconds), and evidence_graph (nodes and labelled edges).",
+        "properties": {
+            "question": {"type": "string"},
+            "answer": {"type": "string"},
+            "method": {"type": "string"},
+            "grounded": {"type": "boolean"},
+            "grounding": {"type": "string"},
+            "entities": {"type": "array", "items": {"type": "object"}},
+            "evidence": {"type": "object"},
+            "steps": {"type": "array", "items": {"type": "object"}},
+            "usage": {"type": "object"},
+            "warnings": {"type": "array", "items": {"type": "string"}},
+            "evidence_graph": {"type": "object"},
+        },
+    },
+    "ChatRequest": {
+        "type": "object",
+        "required": ["model", "messages"],
+        "properties": {
+            "model": {"type": "string", "description": "kgmw-rok, kgmw-io, kgmw-cot or kgmw"},
+            "messages": {"type": "array", "items": {"type": "object"}},
+            "stream": {"type": "boolean"},
+            "stream_options": {"type": "object"},
+            "sources": {"type": "array", "items": {"type": "string"}},
+            "choices": {"type": "array", "items": {"type": "string"}},
+            "max_calls": {"type": "integer", "minimum": 1},
+        },
+    },
+    "ChatCompletion": {
+        "type": "object",
+        "description": "An OpenAI chat completion; the extra field kgmw holds the full Answer.",
+        "properties": {
+            "id": {"type": "string"},
+            "object": {"const": "chat.completion"},
+            "model": {"type": "string"},
+            "choices": {"type": "array", "items": {"type": "object"}},
+            "usage": {"type": "object"},
+            "kgmw": _ref("Answer"),
+        },
+    },
+}
+
+
+def _sparql_params() -> list[dict[str, Any]]:
+    return [
+        {
+            "name": "query",
+            "in": "query",
+            "schema": {"type": "string"},
+            "description": "SELECT, ASK, CONSTRUCT or DESCRIBE",
+        },
+        {
+            "name": "source",
+            "in": "query",
+            "schema": {"type": "string"},
+            "description": "source name; default source when absent",
+        },
+        {
+            "name": "format",
+            "in": "query",
+            "schema": {"enum": ["json", "xml", "csv", "tsv", "turtle", "ntriples", "rdfxml"]},
+            "description": "overrides the Accept header",
+        },
+    ]
+
+
+SPARQL_RESULTS = {
+    "description": "Query results in the negotiated format; X-Kgmw-Truncated is set when cut at sparql_max_rows.",
+    "content": {
+        media: {}
+        for media in (
+            "application/sparql-results+json",
+            "application/sparql-results+xml",
+            "text/csv",
+            "text/tab-separated-values",
+            "text/turtle",
+            "application/n-triples",
+            "application/rdf+xml",
+        )
+    },
+}
+
+
+def _paths() -> dict[str, Any]:
+    body = {"required": True, "content": {JSON: {"schema": _ref("AnswerRequest")}}}
+    chat_body = {"required": True, "content": {JSON: {"schema": _ref("ChatRequest")}}}
+    return {
+        "/v1/answer": {
+            "post": {
+                "summary": "Answer a question with its evidence and cost",
+                "requestBody": body,
+                "responses": {"200": _json_response("The answer", _ref("Answer")), **ERRORS},
+            }
+        },
+        "/v1/chat/completions": {
+            "post": {
+                "summary": "OpenAI-compatible grounded chat (stream: server-sent events)",
+                "requestBody": chat_body,
+                "responses": {
+                    "200": {
+                        "description": "A chat completion, or with stream: true a text/event-stream of chat.completion.chunk events ending in [DONE]",
+                        "content": {
+                            JSON: {"schema": _ref("ChatCompletion")},
+                            "text/event-stream": {},
+                        },
+                    },
+                    **ERRORS,
+                },
+            }
+        },
+        "/v1/models": {
+            "get": {
+                "summary": "Models (one per method), OpenAI list shape",
+                "responses": {"200": _json_response("Model list", {"type": "object"})},
+            }
+        },
+        "/v1/sources": {
+            "get": {
+                "summary": "The configured sources",
+                "responses": {"200": _json_response("Sources", {"type": "object"})},
+            }
+        },
+        "/sparql": {
+            "get": {
+                "summary": "Read-only SPARQL 1.1 Protocol query",
+                "parameters": _sparql_params(),
+                "responses": {"200": SPARQL_RESULTS, **ERRORS},
+            },
+            "post": {
+                "summary": "Read-only SPARQL query as application/sparql-query or a form",
+                "parameters": _sparql_params()[1:],
+                "requestBody": {
+                    "content": {
+                        "application/sparql-query": {"schema": {"type": "string"}},
+                        "application/x-www-form-urlencoded": {
+                            "schema": {
+                                "type": "object",
+                                "properties": {"query": {"type": "string"}},
+                            }
+                        },
+                    }
+                },
+                "responses": {"200": SPARQL_RESULTS, **ERRORS},
+            },
+        },
+        "/healthz": {
+            "get": {
+                "summary": "The process is up",
+                "security": [],
+                "responses": {"200": _json_response("ok", {"type": "object"})},
+            }
+        },
+        "/readyz": {
+            "get": {
+                "summary": "Sources and LLM answer",
+                "security": [],
+                "responses": {
+                    "200": _json_response("ready", {"type": "object"}),
+                    "503": _json_response(
+                        "not ready; checks say which part failed", {"type": "object"}
+                    ),
+                },
+            }
+        },
+        "/metrics": {
+            "get": {
+                "summary": "Prometheus text metrics",
+                "responses": {
+                    "200": {
+                        "description": "text/plain; version=0.0.4",
+                        "content": {"text/plain": {}},
+                    }
+                },
+            }
+        },
+        "/openapi.json": {
+            "get": {
+                "summary": "This document",
+                "security": [],
+                "responses": {"200": _json_response("OpenAPI 3.1", {"type": "object"})},
+            }
+        },
+        "/": {
+            "get": {
+                "summary": "A page to ask questions and see the evidence graph",
+                "security": [],
+                "responses": {"200": {"description": "HTML", "content": {"text/html": {}}}},
+            }
+        },
+        "/static/{name}": {
+            "get": {
+                "summary": "The page's script and style",
+                "security": [],
+                "parameters": [
+                    {
+                        "name": "name",
+                        "in": "path",
+                        "required": True,
+                        "schema": {"enum": ["app.js", "app.css"]},
+                    }
+                ],
+                "responses": {"200": {"description": "JavaScript or CSS"}},
+            }
+        },
+    }
+
+
+def openapi_document() -> dict[str, Any]:
+    try:
+        release = version("kg-middleware")
+    except PackageNotFoundError:
+        release = "0+unknown"
+    return {
+        "openapi": "3.1.0",
+        "info": {
+            "title": "kg-middleware",
+            "version": release,
+            "description": "Grounded answers over knowledge graphs, an OpenAI-compatible chat endpoint and a read-only SPARQL proxy.",
+        },
+        "paths": _paths(),
+        "components": {
+            "schemas": SCHEMAS,
+            "securitySchemes": {
+                "apiKey": {
+                    "type": "http",
+                    "scheme": "bearer",
+                    "description": "set when server_api_keys is configured",
+                }
+            },
+        },
+        "security": [{"apiKey": []}],
+    }

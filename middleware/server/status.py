@@ -1,0 +1,109 @@
+"""Routes about the service itself: sources, health, readiness, metrics, OpenAPI, the page."""
+
+from __future__ import annotations
+
+import threading
+import time
+from importlib import resources
+from typing import Any
+
+from flask import Blueprint, Response, jsonify
+
+from middleware.llm.base import user
+from middleware.server.context import metrics, state
+from middleware.server.openapi import openapi_document
+
+blueprint = Blueprint("status", __name__)
+READY_CACHE_SECONDS = 10.0
+READY_TIMEOUT = 5.0
+_ready_lock = threading.Lock()
+_ready_memo: dict[int, tuple[float, dict[str, Any]]] = {}
+
+
+@blueprint.get("/v1/sources")
+def sources() -> Response:
+    app_state = state()
+    return jsonify(
+        {
+            "default": app_state.default_source,
+            "sources": [app_state.describe_source(n) for n in app_state.source_names()],
+        }
+    )
+
+
+@blueprint.get("/healthz")
+def healthz() -> Response:
+    """The process is up and serving; touches nothing else."""
+    return jsonify({"status": "ok"})
+
+
+@blueprint.get("/readyz")
+def readyz() -> Response:
+    """Every source answers a query and the LLM answers a prompt (checked at most every
+    10 s; the last result is reused in between)."""
+    app_state = state()
+    key = id(app_state)
+    with _ready_lock:
+        memo = _ready_memo.get(key)
+        if memo is None or time.monotonic() - memo[0] > READY_CACHE_SECONDS:
+            memo = (time.monotonic(), _readiness())
+            _ready_memo[key] = memo
+    body = memo[1]
+    response = jsonify(body)
+    response.status_code = 200 if body["ready"] else 503
+    return response
+
+
+def _readiness() -> dict[str, Any]:
+    app_state = state()
+    checks: dict[str, dict[str, Any]] = {}
+    for name in app_state.source_names():
+        checks[f"source:{name}"] = _probe(
+            lambda name=name: (
+                app_state.graph(name).query("ASK { ?s ?p ?o }", timeout=READY_TIMEOUT).boolean
+            )
+        )
+    llm = app_state.llm
+    raw = getattr(llm, "inner", llm)  # past the reply cache: the model itself must answer
+    checks["llm"] = _probe(lambda: raw.complete([user("Ready?")], max_tokens=1).text is not None)
+    return {"ready": all(c["ok"] for c in checks.values()), "checks": checks}
+
+
+def _probe(action: Any) -> dict[str, Any]:
+    started = time.perf_counter()
+    try:
+        action()
+    except Exception as err:  # a readiness probe reports any failure, it never raises
+        return {"ok": False, "error": f"{type(err).__name__}: {err}"}
+    return {"ok": True, "seconds": round(time.perf_counter() - started, 4)}
+
+
+@blueprint.get("/metrics")
+def prometheus() -> Response:
+    return Response(metrics().render(), content_type="text/plain; version=0.0.4; charset=utf-8")
+
+
+@blueprint.get("/openapi.json")
+def openapi() -> Response:
+    return jsonify(openapi_document())
+
+
+@blueprint.get("/")
+def page() -> Response:
+    """The question page (served by the app itself; no external assets)."""
+    return _static("index.html", "text/html; charset=utf-8")
+
+
+@blueprint.get("/static/<any('app.js', 'app.css'):name>")
+def static_file(name: str) -> Response:
+    kind = "text/javascript" if name.endswith(".js") else "text/css"
+    return _static(name, f"{kind}; charset=utf-8")
+
+
+def _static(name: str, content_type: str) -> Response:
+    text = resources.files("middleware.server").joinpath("static", name).read_text("utf-8")
+    response = Response(text, content_type=content_type)
+    response.headers["Content-Security-Policy"] = (
+        "default-src 'self'; style-src 'self'; script-src 'self'; img-src 'self' data:"
+    )
+    return response

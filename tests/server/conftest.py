@@ -1,0 +1,73 @@
+"""Service fixtures: the app on a real HTTP server on a free port, in a thread."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+from flask import Flask
+from werkzeug.serving import make_server
+
+from middleware.kg.local import LocalStore
+from middleware.llm.local import EmbeddedLLM, bundled_model_path
+from middleware.paths import cache_root
+from middleware.sample import sample_store
+from middleware.server import create_app
+from middleware.settings import Settings
+from tests.cli_helpers import rok_script
+
+
+class LiveServer:
+    """An app served on 127.0.0.1 at a port the OS picked."""
+
+    def __init__(self, app: Flask) -> None:
+        self.app = app
+        self._server = make_server("127.0.0.1", 0, app, threaded=True)
+        self.url = f"http://127.0.0.1:{self._server.server_port}"
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._server.shutdown()
+        self._thread.join(timeout=10)
+
+
+@pytest.fixture(scope="session")
+def sample_graph(tmp_path_factory: pytest.TempPathFactory) -> LocalStore:
+    return sample_store(cache_dir=str(tmp_path_factory.getbasetemp() / "kgmw-cache"))
+
+
+@pytest.fixture(scope="session")
+def embedded_llm(tmp_path_factory: pytest.TempPathFactory) -> EmbeddedLLM:
+    """The bundled model, loaded once for the service tests."""
+    cache = cache_root(str(tmp_path_factory.getbasetemp() / "kgmw-cache"))
+    llm = EmbeddedLLM(model_path=bundled_model_path(cache), cache_dir=cache, context=4096)
+    llm.warm_up()
+    return llm
+
+
+def settings(**values: Any) -> Settings:
+    return Settings.load(config_path=None, env={}, overrides={"progress": False, **values})
+
+
+@pytest.fixture
+def serve() -> Iterator[Callable[[Flask], LiveServer]]:
+    """Start apps on free ports; every one is stopped after the test."""
+    started: list[LiveServer] = []
+
+    def start(app: Flask) -> LiveServer:
+        server = LiveServer(app)
+        started.append(server)
+        return server
+
+    yield start
+    for server in started:
+        server.stop()
+
+
+@pytest.fixture
+def scripted_server(serve: Callable[[Flask], LiveServer], sample_graph: LocalStore) -> LiveServer:
+    """The service over the sample graph with RoK's scripted replies."""
+    return serve(create_app(settings(), llm=rok_script(), graphs={"sample": sample_graph}))

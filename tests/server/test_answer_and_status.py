@@ -1,0 +1,172 @@
+"""/v1/answer, /v1/sources, the probes, /metrics and /openapi.json."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import httpx
+import pytest
+from flask import Flask
+
+from middleware.kg.endpoint import SparqlEndpoint
+from middleware.kg.local import LocalStore
+from middleware.llm.scripted import ScriptedLLM
+from middleware.server import create_app
+from middleware.server.state import ServiceState
+from tests.cli_helpers import rok_script
+from tests.server.conftest import LiveServer, settings
+
+QUESTION = "Who directed Titanic?"
+
+
+def test_answer_returns_the_answer_json_with_an_evidence_graph(
+    scripted_server: LiveServer,
+) -> None:
+    body = httpx.post(f"{scripted_server.url}/v1/answer", json={"question": QUESTION}).json()
+    assert body["answer"] == "James Cameron"
+    assert body["method"] == "rok" and body["grounding"] == "paths"
+    assert body["usage"]["llm_calls"] == 4 and body["usage"]["sparql_queries"] > 0
+    assert [s["name"] for s in body["steps"]][:2] == ["expand", "extract"]
+    graph = body["evidence_graph"]
+    labels = {n["label"] for n in graph["nodes"]}
+    assert {"Titanic", "James Cameron"} <= labels
+    answers = [n["label"] for n in graph["nodes"] if n["answer"]]
+    assert answers == ["James Cameron"]
+    assert {"source", "target", "label", "role", "graph"} <= set(graph["edges"][0])
+    assert any(e["label"] == "directed by" for e in graph["edges"])
+
+
+def test_answer_with_choices_and_a_named_method(scripted_server: LiveServer) -> None:
+    body = httpx.post(
+        f"{scripted_server.url}/v1/answer",
+        json={"question": QUESTION, "method": "io", "choices": ["James Cameron", "Kate Winslet"]},
+    ).json()
+    assert body["method"] == "io"
+    assert body["choices"] == ["James Cameron", "Kate Winslet"]
+
+
+@pytest.mark.parametrize(
+    ("payload", "status", "message"),
+    [
+        ({}, 400, "request: 'question' must be a non-empty string"),
+        ({"question": "  "}, 400, "request: 'question' must be a non-empty string"),
+        ({"question": QUESTION, "colour": "red"}, 400, "unknown field(s) colour"),
+        (
+            {"question": QUESTION, "max_calls": 0},
+            400,
+            "request: 'max_calls' must be a positive integer",
+        ),
+        ({"question": QUESTION, "method": "magic"}, 400, "unknown method 'magic'"),
+        ({"question": QUESTION, "sources": ["nowhere"]}, 404, "no source named 'nowhere'"),
+        ({"question": QUESTION, "max_calls": 1}, 422, "budget"),
+        ({"question": "x" * 2500}, 400, "the question has 2500 characters, more than 2000"),
+    ],
+)
+def test_answer_refuses_bad_requests_clearly(
+    scripted_server: LiveServer, payload: dict[str, object], status: int, message: str
+) -> None:
+    response = httpx.post(f"{scripted_server.url}/v1/answer", json=payload)
+    assert response.status_code == status
+    assert message in response.json()["message"]
+
+
+def test_answer_needs_a_json_object(scripted_server: LiveServer) -> None:
+    text = httpx.post(f"{scripted_server.url}/v1/answer", content="question=hi")
+    array = httpx.post(f"{scripted_server.url}/v1/answer", json=["hi"])
+    broken = httpx.post(
+        f"{scripted_server.url}/v1/answer",
+        content="{not json",
+        headers={"Content-Type": "application/json"},
+    )
+    assert text.status_code == array.status_code == broken.status_code == 400
+    assert "application/json" in text.json()["hint"]
+
+
+def test_rok_over_two_sources_is_refused_with_a_hint(
+    serve: Callable[[Flask], LiveServer], sample_graph: LocalStore
+) -> None:
+    graphs = {"one": sample_graph, "two": LocalStore()}
+    server = serve(create_app(settings(), llm=rok_script(), graphs=graphs))
+    response = httpx.post(
+        f"{server.url}/v1/answer", json={"question": QUESTION, "sources": ["one", "two"]}
+    )
+    assert response.status_code == 400
+    assert "RoK searches paths inside one graph" in response.json()["message"]
+    io = httpx.post(
+        f"{server.url}/v1/answer",
+        json={"question": QUESTION, "method": "io", "sources": ["two"]},
+    )
+    assert io.status_code == 200
+
+
+def test_sources_never_show_credentials() -> None:
+    state = ServiceState(
+        settings(endpoint="https://user:secret@sparql.example/query", profile="wikidata")
+    )
+    described = state.describe_source("default")
+    assert described == {
+        "name": "default",
+        "kind": "endpoint",
+        "profile": "wikidata",
+        "default": True,
+        "endpoint": "https://sparql.example/query",
+    }
+
+
+def test_healthz_readyz_and_a_failing_source(
+    serve: Callable[[Flask], LiveServer], sample_graph: LocalStore
+) -> None:
+    healthy = serve(
+        create_app(settings(), llm=ScriptedLLM(default="yes"), graphs={"s": sample_graph})
+    )
+    assert httpx.get(f"{healthy.url}/healthz").json() == {"status": "ok"}
+    ready = httpx.get(f"{healthy.url}/readyz")
+    assert ready.status_code == 200 and ready.json()["ready"] is True
+    assert set(ready.json()["checks"]) == {"source:s", "llm"}
+    dead = SparqlEndpoint("http://127.0.0.1:9/sparql", retries=0, timeout=2)
+    failing = serve(
+        create_app(
+            settings(), llm=ScriptedLLM(default="yes"), graphs={"s": sample_graph, "dead": dead}
+        )
+    )
+    response = httpx.get(f"{failing.url}/readyz")
+    assert response.status_code == 503
+    checks = response.json()["checks"]
+    assert checks["source:s"]["ok"] and not checks["source:dead"]["ok"]
+    assert "EndpointError" in checks["source:dead"]["error"]
+
+
+def test_metrics_count_requests_answers_tokens_and_errors(scripted_server: LiveServer) -> None:
+    httpx.post(f"{scripted_server.url}/v1/answer", json={"question": QUESTION})
+    httpx.get(f"{scripted_server.url}/sparql", params={"query": "DROP ALL"})
+    text = httpx.get(f"{scripted_server.url}/metrics").text
+    assert 'kgmw_http_requests_total{route="/v1/answer",method="POST",status="200"} 1' in text
+    assert 'kgmw_http_requests_total{route="/sparql",method="GET",status="400"} 1' in text
+    assert 'kgmw_llm_calls_total{method="rok"} 4' in text
+    assert 'kgmw_llm_tokens_total{method="rok",kind="prompt"}' in text
+    assert 'kgmw_errors_total{error="ReadOnlyViolation"} 1' in text
+    assert 'kgmw_http_request_duration_seconds_count{route="/v1/answer"} 1' in text
+    assert "# TYPE kgmw_http_request_duration_seconds histogram" in text
+
+
+def test_openapi_describes_every_route(scripted_server: LiveServer) -> None:
+    document = httpx.get(f"{scripted_server.url}/openapi.json").json()
+    assert document["openapi"].startswith("3.1")
+    app = scripted_server.app
+    for rule in app.url_map.iter_rules():
+        if rule.endpoint == "static":
+            continue
+        path = rule.rule.replace("<any('app.js', 'app.css'):name>", "{name}")
+        assert path in document["paths"], path
+        for verb in rule.methods - {"HEAD", "OPTIONS"}:  # type: ignore[operator]
+            assert verb.lower() in document["paths"][path], (path, verb)
+
+
+def test_page_and_its_assets_are_served_by_the_app(scripted_server: LiveServer) -> None:
+    page = httpx.get(f"{scripted_server.url}/")
+    assert page.status_code == 200 and "<svg" in page.text
+    assert "http" not in page.text.split("<body>")[0].replace("http-equiv", "")
+    for asset in ("app.js", "app.css"):
+        response = httpx.get(f"{scripted_server.url}/static/{asset}")
+        assert response.status_code == 200 and response.text
+    assert httpx.get(f"{scripted_server.url}/static/other.js").status_code == 404

@@ -1,0 +1,124 @@
+"""The OpenAI Python client against /v1/chat/completions: plain and streaming replies."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import openai
+import pytest
+from flask import Flask
+
+from middleware.kg.local import LocalStore
+from middleware.llm.local import EmbeddedLLM
+from middleware.server import create_app
+from tests.server.conftest import LiveServer, settings
+
+QUESTION = "Who directed Titanic?"
+
+
+def client(server: LiveServer, key: str = "none") -> openai.OpenAI:
+    return openai.OpenAI(base_url=f"{server.url}/v1", api_key=key, max_retries=0, timeout=120)
+
+
+def test_models_lists_one_model_per_method(scripted_server: LiveServer) -> None:
+    ids = [model.id for model in client(scripted_server).models.list()]
+    assert ids == ["kgmw", "kgmw-rok", "kgmw-io", "kgmw-cot"]
+
+
+def test_grounded_completion_cites_its_evidence(scripted_server: LiveServer) -> None:
+    reply = client(scripted_server).chat.completions.create(
+        model="kgmw-rok", messages=[{"role": "user", "content": QUESTION}]
+    )
+    text = reply.choices[0].message.content or ""
+    assert text.startswith("James Cameron\n\nEvidence:\n[1] ")
+    assert "Titanic | directed by | James Cameron (sample)" in text
+    assert reply.choices[0].finish_reason == "stop"
+    answer: dict[str, Any] = reply.model_extra["kgmw"]  # type: ignore[index]
+    assert answer["method"] == "rok" and answer["grounded"]
+    assert answer["usage"]["llm_calls"] == 4
+    assert reply.usage is not None
+    assert reply.usage.prompt_tokens == answer["usage"]["prompt_tokens"] > 0
+    assert reply.usage.total_tokens == reply.usage.prompt_tokens + reply.usage.completion_tokens
+    assert {e["iri"] for e in answer["entities"]} == {
+        "https://kgmw.dev/metaqa/entity/James%20Cameron"
+    }
+
+
+def test_streaming_sends_chunks_then_done(scripted_server: LiveServer) -> None:
+    stream = client(scripted_server).chat.completions.create(
+        model="kgmw-rok",
+        messages=[
+            {"role": "system", "content": "Be brief."},
+            {"role": "user", "content": [{"type": "text", "text": QUESTION}]},
+        ],
+        stream=True,
+        stream_options={"include_usage": True},
+    )
+    chunks = list(stream)
+    assert chunks[0].choices[0].delta.role == "assistant"
+    text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
+    assert text.startswith("James Cameron\n\nEvidence:")
+    finals = [c for c in chunks if c.choices and c.choices[0].finish_reason == "stop"]
+    assert len(finals) == 1
+    assert finals[0].model_extra["kgmw"]["answer"] == "James Cameron"  # type: ignore[index]
+    assert chunks[-1].choices == [] and chunks[-1].usage is not None
+    assert chunks[-1].usage.prompt_tokens > 0
+
+
+def test_sources_and_budget_travel_in_extra_body(scripted_server: LiveServer) -> None:
+    with pytest.raises(openai.UnprocessableEntityError, match="budget"):
+        client(scripted_server).chat.completions.create(
+            model="kgmw-rok",
+            messages=[{"role": "user", "content": QUESTION}],
+            extra_body={"max_calls": 1},
+        )
+    with pytest.raises(openai.NotFoundError, match="no source named 'nowhere'"):
+        client(scripted_server).chat.completions.create(
+            model="kgmw-io",
+            messages=[{"role": "user", "content": QUESTION}],
+            extra_body={"sources": ["nowhere"]},
+        )
+
+
+def test_bad_requests_get_openai_shaped_errors(scripted_server: LiveServer) -> None:
+    chat = client(scripted_server).chat.completions
+    with pytest.raises(openai.NotFoundError, match="unknown model 'gpt-4o'"):
+        chat.create(model="gpt-4o", messages=[{"role": "user", "content": QUESTION}])
+    with pytest.raises(openai.BadRequestError, match="no message with role 'user'"):
+        chat.create(model="kgmw-io", messages=[{"role": "system", "content": "hi"}])
+
+
+def test_a_failure_inside_a_stream_arrives_as_an_error_event(
+    serve: Callable[[Flask], LiveServer], sample_graph: LocalStore
+) -> None:
+    from middleware.llm.scripted import ScriptedLLM
+
+    server = serve(create_app(settings(), llm=ScriptedLLM(), graphs={"sample": sample_graph}))
+    stream = client(server).chat.completions.create(
+        model="kgmw-io", messages=[{"role": "user", "content": QUESTION}], stream=True
+    )
+    with pytest.raises(openai.APIError, match="no scripted rule matches"):
+        list(stream)
+
+
+@pytest.mark.slow
+def test_embedded_model_answers_through_the_openai_client(
+    serve: Callable[[Flask], LiveServer], sample_graph: LocalStore, embedded_llm: EmbeddedLLM
+) -> None:
+    """The real thing: the embedded Gemma behind RoK, asked through the OpenAI client."""
+    server = serve(create_app(settings(), llm=embedded_llm, graphs={"sample": sample_graph}))
+    reply = client(server).chat.completions.create(
+        model="kgmw-rok", messages=[{"role": "user", "content": QUESTION}]
+    )
+    answer = reply.model_extra["kgmw"]  # type: ignore[index]
+    assert answer["grounded"], answer["warnings"]
+    evidence = answer["evidence"]
+    assert evidence["paths"] or evidence["triples"], "RoK found no evidence in the sample graph"
+    assert "Evidence:" in (reply.choices[0].message.content or "")
+    assert reply.usage is not None and reply.usage.completion_tokens > 0
+    stream = client(server).chat.completions.create(
+        model="kgmw-io", messages=[{"role": "user", "content": QUESTION}], stream=True
+    )
+    text = "".join(c.choices[0].delta.content or "" for c in stream if c.choices)
+    assert text.strip()

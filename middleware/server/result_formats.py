@@ -1,11 +1,10 @@
-"""SPARQL results written in the formats clients ask for: JSON, XML, CSV, TSV, RDF.
+r"""SPARQL results written in the formats clients ask for: JSON, XML, CSV, TSV, RDF.
 
 >>> from pyoxigraph import NamedNode, Literal
 >>> result = QueryResult("select", variables=["s", "n"],
 ...     rows=[{"s": NamedNode("http://ex.org/a"), "n": Literal("A", language="en")}])
->>> print(write_result(result, "tsv").decode(), end="")
-?s	?n
-<http://ex.org/a>	"A"@en
+>>> write_result(result, "tsv").decode().splitlines()
+['?s\t?n', '<http://ex.org/a>\t"A"@en']
 """
 
 from __future__ import annotations

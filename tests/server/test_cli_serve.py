@@ -1,0 +1,97 @@
+"""`kgmw serve`: the development server, and gunicorn with several workers."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.conftest import free_port, wait_until_up
+
+
+def _kgmw() -> list[str]:
+    return [sys.executable, "-c", "import sys; from middleware.cli import main; sys.exit(main())"]
+
+
+@pytest.fixture
+def environment(tmp_path: Path) -> dict[str, str]:
+    env = dict(os.environ)
+    env["KGMW_SERVER_API_KEYS"] = "serve-test-key"
+    env["KGMW_PROGRESS"] = "false"
+    return env
+
+
+@contextmanager
+def start(args: list[str], env: dict[str, str]) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    for _ in range(3):
+        port = free_port()
+        process = subprocess.Popen(
+            [*_kgmw(), "serve", "--port", str(port), *args],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+        )
+        url = f"http://127.0.0.1:{port}"
+        if wait_until_up(f"{url}/healthz", process, seconds=60):
+            try:
+                yield url, process
+            finally:
+                if process.poll() is None:
+                    os.killpg(process.pid, signal.SIGTERM)
+                    process.wait(timeout=30)
+            return
+        process.kill()
+        process.wait()
+    pytest.fail("kgmw serve did not come up")
+
+
+def _check(url: str) -> None:
+    headers = {"Authorization": "Bearer serve-test-key"}
+    sources = httpx.get(f"{url}/v1/sources", headers=headers).json()
+    assert sources["default"] == "default"
+    assert sources["sources"][0]["kind"] == "sample"
+    rows = httpx.get(f"{url}/sparql", params={"query": "ASK { ?s ?p ?o }"}, headers=headers).json()
+    assert rows["boolean"] is True
+    assert httpx.get(f"{url}/v1/sources").status_code == 401
+
+
+@pytest.mark.slow
+def test_serve_runs_the_development_server(environment: dict[str, str]) -> None:
+    with start([], environment) as (url, process):
+        _check(url)
+        os.killpg(process.pid, signal.SIGTERM)
+        _, err = process.communicate(timeout=30)
+        assert b"1 worker(s)" in err and b"API keys: on" in err
+
+
+@pytest.mark.slow
+def test_serve_with_workers_runs_gunicorn(environment: dict[str, str]) -> None:
+    with start(["--workers", "2"], environment) as (url, process):
+        _check(url)
+        os.killpg(process.pid, signal.SIGTERM)
+        _, err = process.communicate(timeout=30)
+        assert b"gunicorn" in err.lower() or b"Booting worker" in err
+        assert err.count(b"Booting worker") == 2
+
+
+def test_serve_warns_when_open_beyond_loopback() -> None:
+    from click.testing import CliRunner
+
+    from middleware.cli import cli
+    from middleware.cli_serve import _announce
+    from middleware.settings import Settings
+
+    settings = Settings.load(config_path=None, env={}, overrides={"server_host": "0.0.0.0"})
+    runner = CliRunner()
+    with runner.isolation() as (_, err, _):
+        _announce(settings)
+        assert b"without API keys" in err.getvalue()
+    assert cli.get_command(None, "serve") is not None  # type: ignore[arg-type]

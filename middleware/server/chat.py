@@ -198,13 +198,19 @@ class _Reply:
             "kgmw": body,
         }
 
-    def _chunk(self, delta: dict[str, Any], finish: str | None = None, **extra: Any) -> str:
+    def _chunk(self, delta: dict[str, Any] | None, finish: str | None = None, **extra: Any) -> str:
+        """One ``chat.completion.chunk`` event; ``delta=None`` sends no choices."""
+        choices = (
+            []
+            if delta is None
+            else [{"index": 0, "delta": delta, "finish_reason": finish, "logprobs": None}]
+        )
         chunk = {
             "id": self.id,
             "object": "chat.completion.chunk",
             "created": self.created,
             "model": self.model,
-            "choices": [{"index": 0, "delta": delta, "finish_reason": finish, "logprobs": None}],
+            "choices": choices,
             **extra,
         }
         return f"data: {json.dumps(chunk, ensure_ascii=False)}\n\n"
@@ -225,8 +231,7 @@ class _Reply:
             yield self._chunk({"content": piece if start == 0 else " " + piece})
         yield self._chunk({}, "stop", kgmw=answer_body(answer, graphs))
         if include_usage:
-            usage = {**json.loads(self._chunk({})[6:]), "choices": [], "usage": chat_usage(answer)}
-            yield f"data: {json.dumps(usage)}\n\n"
+            yield self._chunk(None, usage=chat_usage(answer))
         yield "data: [DONE]\n\n"
 
     def _error(self, failure: BaseException | None) -> str:

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import json
+import time
 from collections.abc import Callable
 from typing import Any
 
+import httpx
 import openai
 import pytest
 from flask import Flask
@@ -118,7 +121,36 @@ def test_embedded_model_answers_through_the_openai_client(
     assert "Evidence:" in (reply.choices[0].message.content or "")
     assert reply.usage is not None and reply.usage.completion_tokens > 0
     stream = client(server).chat.completions.create(
-        model="kgmw-io", messages=[{"role": "user", "content": QUESTION}], stream=True
+        model="kgmw-rok", messages=[{"role": "user", "content": QUESTION}], stream=True
     )
-    text = "".join(c.choices[0].delta.content or "" for c in stream if c.choices)
-    assert text.strip()
+    chunks = list(stream)
+    text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
+    assert text.strip() and "Evidence:" in text
+    final = next(c for c in chunks if c.choices and c.choices[0].finish_reason == "stop")
+    assert final.model_extra["kgmw"]["grounded"]  # type: ignore[index]
+
+
+def test_keep_alive_comments_flow_while_the_method_works(
+    serve: Callable[[Flask], LiveServer],
+    sample_graph: LocalStore,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from middleware.llm.scripted import ScriptedLLM
+    from middleware.server import chat
+
+    def slow(prompt: str) -> str:
+        time.sleep(0.3)
+        return "James Cameron"
+
+    monkeypatch.setattr(chat, "KEEP_ALIVE_SECONDS", 0.05)
+    server = serve(create_app(settings(), llm=ScriptedLLM(default=slow), graphs={"s": sample_graph}))
+    body = {"model": "kgmw-io", "stream": True, "messages": [{"role": "user", "content": QUESTION}]}
+    with httpx.stream("POST", f"{server.url}/v1/chat/completions", json=body) as response:
+        assert response.headers["content-type"].startswith("text/event-stream")
+        lines = [line for line in response.iter_lines() if line]
+    assert lines[0].startswith("data: ") and '"role": "assistant"' in lines[0]
+    assert ": kgmw is working on the answer" in lines[1:-1]
+    assert lines[-1] == "data: [DONE]"
+    content = [json.loads(line[6:]) for line in lines if line.startswith("data: {")]
+    text = "".join(c["choices"][0]["delta"].get("content", "") for c in content if c["choices"])
+    assert text.startswith("James Cameron")

@@ -143,7 +143,9 @@ def test_keep_alive_comments_flow_while_the_method_works(
         return "James Cameron"
 
     monkeypatch.setattr(chat, "KEEP_ALIVE_SECONDS", 0.05)
-    server = serve(create_app(settings(), llm=ScriptedLLM(default=slow), graphs={"s": sample_graph}))
+    server = serve(
+        create_app(settings(), llm=ScriptedLLM(default=slow), graphs={"s": sample_graph})
+    )
     body = {"model": "kgmw-io", "stream": True, "messages": [{"role": "user", "content": QUESTION}]}
     with httpx.stream("POST", f"{server.url}/v1/chat/completions", json=body) as response:
         assert response.headers["content-type"].startswith("text/event-stream")

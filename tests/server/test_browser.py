@@ -51,13 +51,19 @@ def browser() -> Iterator[webdriver.Chrome]:
         driver.quit()
 
 
+def open_page(browser: webdriver.Chrome, server: LiveServer) -> WebDriverWait[webdriver.Chrome]:
+    """Load the page and wait until it has listed the methods; returns the waiter."""
+    browser.get(server.url + "/")
+    wait = WebDriverWait(browser, 30)
+    wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "#method option"))
+    return wait
+
+
 @pytest.mark.slow
 def test_page_asks_and_draws_the_evidence_graph(
     browser: webdriver.Chrome, scripted_server: LiveServer
 ) -> None:
-    browser.get(scripted_server.url + "/")
-    wait = WebDriverWait(browser, 30)
-    wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "#method option"))
+    wait = open_page(browser, scripted_server)
     methods = [o.text for o in browser.find_elements(By.CSS_SELECTOR, "#method option")]
     assert methods == ["rok", "io", "cot"]
     browser.find_element(By.ID, "question").send_keys("Who directed Titanic?")
@@ -85,9 +91,7 @@ def test_page_asks_and_draws_the_evidence_graph(
 def test_page_shows_errors_from_the_service(
     browser: webdriver.Chrome, scripted_server: LiveServer
 ) -> None:
-    browser.get(scripted_server.url + "/")
-    wait = WebDriverWait(browser, 30)
-    wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "#method option"))
+    wait = open_page(browser, scripted_server)
     browser.execute_script("document.getElementById('question').removeAttribute('maxlength')")
     browser.find_element(By.ID, "question").send_keys("x" * 2100)
     browser.find_element(By.ID, "ask").click()

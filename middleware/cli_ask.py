@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import click
 
 from middleware.cli_llm import LLMArgs, llm_options
@@ -32,20 +34,34 @@ def method_settings(
     )
 
 
-def print_answer(answer: Answer, graph: KnowledgeGraph, *, literal_max_chars: int = 80) -> None:
+def print_answer(
+    answer: Answer, graphs: Sequence[KnowledgeGraph], *, literal_max_chars: int = 80
+) -> None:
     """The answer, its evidence one path per line, the entities, warnings and usage."""
-    verbalizer = Verbalizer(graph, literal_max_chars=literal_max_chars)
+    verbalizers = {g.name: Verbalizer(g, literal_max_chars=literal_max_chars) for g in graphs}
+    names = ", ".join(verbalizers)
+    several = len(verbalizers) > 1
+
+    def verbalizer(source: str | None) -> Verbalizer:
+        return verbalizers.get(source or "") or next(iter(verbalizers.values()))
+
+    def tag(source: str | None) -> str:
+        return f"  [{source}]" if several and source else ""
+
     click.echo(answer.answer or "(no answer)")
     if answer.evidence.paths:
         click.echo("")
-        click.echo(f"Evidence paths ({graph.name}):")
+        click.echo(f"Evidence paths ({names}):")
         for item in answer.evidence.paths:
-            click.echo("  " + verbalizer.path(item.path, style="arrows"))
+            source = item.path.hops[0].triple.source if item.path.hops else None
+            click.echo("  " + verbalizer(source).path(item.path, style="arrows") + tag(source))
     if answer.evidence.triples:
         click.echo("")
-        click.echo(f"Evidence facts ({graph.name}):")
+        click.echo(f"Evidence facts ({names}):")
         for fact in answer.evidence.triples:
-            click.echo("  " + verbalizer.path(GraphPath((Hop(fact.triple),)), style="arrows"))
+            source = fact.triple.source
+            line = verbalizer(source).path(GraphPath((Hop(fact.triple),)), style="arrows")
+            click.echo("  " + line + tag(source))
     if answer.entities:
         click.echo("")
         click.echo("Answer entities: " + ", ".join(f"{e.label} <{e.iri}>" for e in answer.entities))
@@ -72,7 +88,11 @@ def print_answer(answer: Answer, graph: KnowledgeGraph, *, literal_max_chars: in
     help="How to answer (default: setting method, rok).",
 )
 @click.option(
-    "--source", "source_name", metavar="NAME", help="A source named in kgmw.toml ([sources.NAME])."
+    "--source",
+    "source_names",
+    metavar="NAME",
+    multiple=True,
+    help="A source named in kgmw.toml ([sources.NAME]); repeat to ask several at once (pg, qsm, io, cot).",
 )
 @click.option("--choice", "choices", multiple=True, help="A possible answer (repeat for each).")
 @click.option("--rdf", "as_rdf", is_flag=True, help="Print the answer as RDF Turtle (PROV-O).")
@@ -89,7 +109,7 @@ def ask(
     ctx: click.Context,
     question: str,
     method: str | None,
-    source_name: str | None,
+    source_names: tuple[str, ...],
     choices: tuple[str, ...],
     as_rdf: bool,
     max_calls: int | None,
@@ -99,18 +119,28 @@ def ask(
     """Answer QUESTION from a graph (default: the sample graph and the embedded LLM)."""
     if as_rdf and source.as_json:
         raise BadRequest("give --json or --rdf, not both")
-    settings = method_settings(ctx, source, source_name, llm)
-    graph = open_graph(settings)
+    settings = method_settings(ctx, source, source_names[0] if source_names else None, llm)
+    graphs = [open_graph(settings)]
+    for extra in source_names[1:]:
+        graphs.append(open_graph(settings.for_source(extra)))
+    if len(source_names) > 1:
+        for graph, source_name in zip(graphs, source_names, strict=True):
+            graph.name = source_name  # facts are tagged with the source they came from
     name = method or settings.method
-    runner = build_method(name, settings, open_llm(settings), graph)
+    runner = build_method(name, settings, open_llm(settings), graphs[0])
     budget = Budget(
         max_calls=max_calls if max_calls is not None else settings.max_calls,
         max_tokens=settings.max_tokens,
     )
-    answer = runner.run(question, choices=list(choices) or None, budget=budget)
+    answer = runner.run(
+        question,
+        choices=list(choices) or None,
+        sources=graphs if len(graphs) > 1 else None,
+        budget=budget,
+    )
     if source.as_json:
         echo_json(answer.to_dict())
     elif as_rdf:
         click.echo(answer.to_turtle())
     else:
-        print_answer(answer, graph, literal_max_chars=settings.literal_max_chars)
+        print_answer(answer, graphs, literal_max_chars=settings.literal_max_chars)

@@ -176,7 +176,9 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     Setting("encoder_batch_size", int, 64, "Texts per batch when encoding."),
     Setting("encoder_cache", bool, True, "Keep vectors on disk so no text is encoded twice."),
-    Setting("method", str, "rok", "Method `kgmw ask` and the service use: rok, io or cot."),
+    Setting(
+        "method", str, "rok", "Method `kgmw ask` and the service use: rok, pg, qsm, io or cot."
+    ),
     Setting(
         "rok_max_hops", int, 2, "RoK: longest path (1-3 hops) searched between two key entities."
     ),
@@ -198,6 +200,43 @@ SETTINGS: tuple[Setting, ...] = (
         int,
         8,
         "RoK: most linked key entities; pairs searched grow with its square.",
+    ),
+    Setting(
+        "pg_threshold",
+        float,
+        0.7,
+        "Pseudo-graph: lowest mean cosine a ground-graph entity's matched triples may have.",
+    ),
+    Setting(
+        "pg_top_matches", int, 10, "Pseudo-graph: base triples kept per pseudo-triple and source."
+    ),
+    Setting(
+        "pg_neighbors_per_entity",
+        int,
+        100,
+        "Pseudo-graph and QSM: most neighbour triples fetched per linked entity (in and out).",
+    ),
+    Setting(
+        "pg_link_candidates",
+        int,
+        3,
+        "Pseudo-graph: entities linked per name; the pruning picks among same-label ones.",
+    ),
+    Setting(
+        "pg_max_entities",
+        int,
+        12,
+        "Pseudo-graph and QSM: most linked entities per source whose neighbourhoods are fetched.",
+    ),
+    Setting(
+        "pg_question_query",
+        bool,
+        False,
+        "Pseudo-graph: also match the question itself against the base graph (helps when "
+        "a small model's draft misses).",
+    ),
+    Setting(
+        "qsm_top_k", int, 10, "QSM: base triples most similar to the question given to the LLM."
     ),
     Setting(
         "eval_data_dir",

@@ -160,3 +160,30 @@ def test_ask_with_the_embedded_model(capsys: pytest.CaptureFixture[str]) -> None
         assert _holds(graph, triple), triple
     for entity in data["entities"]:
         assert entity["iri"].startswith("https://kgmw.dev/metaqa/entity/")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("method", ["pg", "qsm"])
+def test_pseudo_graph_and_qsm_with_the_embedded_model(
+    capsys: pytest.CaptureFixture[str], method: str
+) -> None:
+    """`kgmw ask --method pg|qsm` over the sample graph: the real model and the real encoder."""
+    code, out, err = run(
+        capsys, "ask", "Who directed the film Titanic?", "--method", method, "--json"
+    )
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["method"] == method and isinstance(data["answer"], str)
+    names = [s["name"] for s in data["steps"]]
+    if method == "pg":
+        assert names[:6] == ["draft", "link", "base_graph", "encode", "match", "prune"]
+        assert 2 <= data["usage"]["llm_calls"] <= 3  # no verification when nothing is grounded
+        linked = data["steps"][1]["parsed"]["sample"]["linked"]
+        assert any(n["label"] == "Titanic" for n in linked)
+        assert data["steps"][2]["parsed"]["sample"] > 0  # a base graph was fetched
+    else:
+        assert data["usage"]["llm_calls"] == 1
+        assert data["evidence"]["triples"], "Titanic's neighbourhood gives QSM its triples"
+    graph = sample_store()
+    for triple in data["evidence"]["triples"]:
+        assert triple["source"] == "sample" and _holds(graph, triple), triple

@@ -10,12 +10,15 @@ from middleware.methods.base import (
     Step,
 )
 from middleware.methods.baselines import IO, CoT
+from middleware.methods.pseudograph import PseudoGraph, PseudoGraphConfig
+from middleware.methods.qsm import QSM
 from middleware.methods.registry import METHODS, build_method
 from middleware.methods.rok import RoK, RoKConfig
 
 __all__ = [
     "IO",
     "METHODS",
+    "QSM",
     "Answer",
     "AnswerEntity",
     "CoT",
@@ -23,6 +26,8 @@ __all__ = [
     "EvidencePath",
     "EvidenceTriple",
     "Method",
+    "PseudoGraph",
+    "PseudoGraphConfig",
     "RoK",
     "RoKConfig",
     "Step",

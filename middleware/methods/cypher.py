@@ -212,4 +212,8 @@ def _read_clause(graph: CypherGraph, builder: _Builder, line: int, statement: st
     except CypherError as err:
         graph.skipped.append(Skipped(line, statement, str(err)))
         return
-    graph.triples += found
+    known = {t.text() for t in graph.triples}
+    for triple in found:  # a fact stated twice is kept once
+        if triple.text() not in known:
+            known.add(triple.text())
+            graph.triples.append(triple)

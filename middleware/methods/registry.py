@@ -2,17 +2,22 @@
 
 from __future__ import annotations
 
+from middleware.embeddings.factory import open_encoder
 from middleware.errors import BadRequest
 from middleware.kg.base import KnowledgeGraph
 from middleware.linking import EntityLinker
 from middleware.llm.base import LLM
 from middleware.methods.base import Method
 from middleware.methods.baselines import IO, CoT
+from middleware.methods.pseudograph import PseudoGraph, PseudoGraphConfig
+from middleware.methods.qsm import QSM
 from middleware.methods.rok import RoK, RoKConfig
 from middleware.settings import Settings
 
 METHODS: dict[str, str] = {
     "rok": "RoK: key entities, PageRank-ranked paths, one neighbour filter; 3-4 LLM calls",
+    "pg": "Pseudo-graph: the LLM drafts Cypher, it is checked against matched graph triples, fixed, answered; 3 LLM calls, several sources at once",
+    "qsm": "QSM baseline: the question matched against its entities' neighbour triples; 1 LLM call",
     "io": "IO baseline: the question alone; 1 LLM call",
     "cot": "CoT baseline: step-by-step reasoning, then the answer; 1 LLM call",
 }
@@ -28,6 +33,24 @@ def build_method(name: str, settings: Settings, llm: LLM, graph: KnowledgeGraph)
             config=RoKConfig.from_settings(settings),
             linker=EntityLinker(graph, fuzzy_cutoff=settings.fuzzy_cutoff),
             literal_max_chars=settings.literal_max_chars,
+        )
+    if key == "pg":
+        return PseudoGraph(
+            llm,
+            graph,
+            encoder=open_encoder(settings),
+            config=PseudoGraphConfig.from_settings(settings),
+            fuzzy_cutoff=settings.fuzzy_cutoff,
+        )
+    if key == "qsm":
+        return QSM(
+            llm,
+            graph,
+            encoder=open_encoder(settings),
+            top_k=settings.qsm_top_k,
+            neighbors_per_entity=settings.pg_neighbors_per_entity,
+            max_entities=settings.pg_max_entities,
+            fuzzy_cutoff=settings.fuzzy_cutoff,
         )
     if key == "io":
         return IO(llm, graph)

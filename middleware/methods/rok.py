@@ -400,7 +400,9 @@ class _RoKRun:
                 )
                 text = self.run.choose(step, prompt, self.run.choices).option
             else:
-                prompt = render("rok_answer", question=self.question, facts=path_lines + fact_lines)
+                prompt = render(
+                    "facts_answer", question=self.question, facts=path_lines + fact_lines
+                )
                 text = clean_answer(self.run.complete(step, prompt).text)
             step.parsed = text
         return text, step

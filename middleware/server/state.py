@@ -71,7 +71,10 @@ class ServiceState:
             )
         with self._lock:
             if key not in self._graphs:
-                self._graphs[key] = open_graph(self.source_settings(key))
+                graph = open_graph(self.source_settings(key))
+                if key != DEFAULT_SOURCE:
+                    graph.name = key  # facts are tagged with the source they came from
+                self._graphs[key] = graph
             return self._graphs[key]
 
     def describe_source(self, name: str) -> dict[str, Any]:

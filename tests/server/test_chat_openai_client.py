@@ -15,6 +15,7 @@ from flask import Flask
 from middleware.kg.local import LocalStore
 from middleware.llm.local import EmbeddedLLM
 from middleware.server import create_app
+from tests.cli_helpers import rok_script
 from tests.server.conftest import LiveServer, settings
 
 QUESTION = "Who directed Titanic?"
@@ -26,7 +27,7 @@ def client(server: LiveServer, key: str = "none") -> openai.OpenAI:
 
 def test_models_lists_one_model_per_method(scripted_server: LiveServer) -> None:
     ids = [model.id for model in client(scripted_server).models.list()]
-    assert ids == ["kgmw", "kgmw-rok", "kgmw-io", "kgmw-cot"]
+    assert ids == ["kgmw", "kgmw-rok", "kgmw-pg", "kgmw-qsm", "kgmw-io", "kgmw-cot"]
 
 
 def test_grounded_completion_cites_its_evidence(scripted_server: LiveServer) -> None:
@@ -156,3 +157,25 @@ def test_keep_alive_comments_flow_while_the_method_works(
     content = [json.loads(line[6:]) for line in lines if line.startswith("data: {")]
     text = "".join(c["choices"][0]["delta"].get("content", "") for c in content if c["choices"])
     assert text.startswith("James Cameron")
+
+
+def test_pseudo_graph_model_over_two_sources(
+    serve: Callable[[Flask], LiveServer], sample_graph: LocalStore
+) -> None:
+    """`kgmw-pg` with both sources named in extra_body: facts from each, tagged."""
+    from tests.conftest import DATA
+
+    films = LocalStore(profile=str(DATA / "multi" / "wikidata-local.yaml"), name="films")
+    films.load([DATA / "multi" / "wikidata.ttl"])
+    graphs = {"sample": sample_graph, "films": films}
+    server = serve(create_app(settings(pg_threshold=0.3), llm=rok_script(), graphs=graphs))
+    reply = client(server).chat.completions.create(
+        model="kgmw-pg",
+        messages=[{"role": "user", "content": QUESTION}],
+        extra_body={"sources": ["sample", "films"]},
+    )
+    answer = reply.model_extra["kgmw"]  # type: ignore[index]
+    assert answer["method"] == "pg" and answer["answer"] == "James Cameron"
+    assert answer["sources"] == ["sample", "films"]
+    assert {t["source"] for t in answer["evidence"]["triples"]} == {"sample", "films"}
+    assert "(films)" in (reply.choices[0].message.content or "")

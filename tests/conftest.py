@@ -92,13 +92,12 @@ def wait_until_up(url: str, process: subprocess.Popen[bytes], seconds: float = 2
     return False
 
 
-@pytest.fixture(scope="session")
-def oxigraph_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """A real Oxigraph SPARQL server loaded with tests/data/films.ttl; yields its query URL."""
+def start_oxigraph(data: Path, location: Path) -> tuple[str, subprocess.Popen[bytes]]:
+    """A read-only Oxigraph server over ``data`` (loaded into ``location``) on a free
+    port; its query URL and process."""
     binary = oxigraph_binary()
-    location = tmp_path_factory.mktemp("oxigraph")
     subprocess.run(
-        [binary, "load", "--location", str(location), "--file", str(DATA / "films.ttl")],
+        [binary, "load", "--location", str(location), "--file", str(data)],
         check=True,
         capture_output=True,
     )
@@ -111,12 +110,18 @@ def oxigraph_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         )
         base = f"http://127.0.0.1:{port}"
         if wait_until_up(f"{base}/query?query=ASK%7B%7D", process):
-            try:
-                yield f"{base}/query"
-            finally:
-                process.terminate()
-                process.wait(timeout=10)
-            return
+            return f"{base}/query", process
         process.kill()
         process.wait()
     pytest.fail("could not start the oxigraph server")
+
+
+@pytest.fixture(scope="session")
+def oxigraph_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A real Oxigraph SPARQL server loaded with tests/data/films.ttl; yields its query URL."""
+    url, process = start_oxigraph(DATA / "films.ttl", tmp_path_factory.mktemp("oxigraph"))
+    try:
+        yield url
+    finally:
+        process.terminate()
+        process.wait(timeout=10)

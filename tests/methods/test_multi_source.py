@@ -22,7 +22,7 @@ from middleware.llm.scripted import ScriptedLLM
 from middleware.methods.base import Answer
 from middleware.methods.pseudograph import PseudoGraph
 from middleware.settings import Settings
-from tests.conftest import DATA, free_port, oxigraph_binary, wait_until_up
+from tests.conftest import DATA, start_oxigraph
 
 MULTI = DATA / "multi"
 CAMERON = {
@@ -44,23 +44,7 @@ def wikidata() -> LocalStore:
 
 @pytest.fixture
 def freebase_server(tmp_path: Path) -> Iterator[tuple[SparqlEndpoint, subprocess.Popen[bytes]]]:
-    binary = oxigraph_binary()
-    location = tmp_path / "freebase"
-    subprocess.run(
-        [binary, "load", "--location", str(location), "--file", str(MULTI / "freebase.ttl")],
-        check=True,
-        capture_output=True,
-    )
-    port = free_port()
-    process = subprocess.Popen(
-        [binary, "serve-read-only", "--location", str(location), "--bind", f"127.0.0.1:{port}"],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    url = f"http://127.0.0.1:{port}/query"
-    if not wait_until_up(f"{url}?query=ASK%7B%7D", process):
-        process.kill()
-        pytest.fail("could not start the oxigraph server")
+    url, process = start_oxigraph(MULTI / "freebase.ttl", tmp_path / "freebase")
     endpoint = SparqlEndpoint(url, profile="freebase", timeout=5, retries=0)
     endpoint.name = "freebase"
     try:

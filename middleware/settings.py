@@ -231,9 +231,9 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "pg_question_query",
         bool,
-        False,
+        True,
         "Pseudo-graph: also match the question itself against the base graph (helps when "
-        "a small model's draft misses).",
+        "a small model's draft misses); off is the method as published.",
     ),
     Setting(
         "qsm_top_k", int, 10, "QSM: base triples most similar to the question given to the LLM."

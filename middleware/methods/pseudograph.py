@@ -73,7 +73,7 @@ class PseudoGraphConfig:
     neighbors_per_entity: int = 100
     link_candidates: int = 3
     max_entities: int = 12
-    question_query: bool = False  # match the question itself too, beside the pseudo-triples
+    question_query: bool = True  # match the question itself too, beside the pseudo-triples
     literal_max_chars: int = 80
 
     @classmethod

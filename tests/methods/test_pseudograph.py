@@ -52,7 +52,7 @@ def script(draft: str = DRAFT, fixed: str = "Heat | directed by | Michael Mann")
     )
 
 
-def method(llm: ScriptedLLM, graph: LocalStore, **config: float) -> PseudoGraph:
+def method(llm: ScriptedLLM, graph: LocalStore, **config: float | bool) -> PseudoGraph:
     settings = {"threshold": 0.3, **config}
     return PseudoGraph(llm, graph, encoder=HashEncoder(), config=PseudoGraphConfig(**settings))  # type: ignore[arg-type]
 
@@ -85,7 +85,9 @@ def test_each_pseudo_triple_keeps_its_ten_best_base_triples(films: LocalStore) -
     draft = (
         "Cypher:\nCREATE (h:Film {name: 'Heat'})-[:DIRECTED_BY]->(m:Person {name: 'Nobody Here'})"
     )
-    answer = method(script(draft=draft), films, threshold=0.0).run("Who directed Heat?")
+    answer = method(script(draft=draft), films, threshold=0.0, question_query=False).run(
+        "Who directed Heat?"
+    )
     match = next(s for s in answer.steps if s.name == "match")
     assert match.parsed == {"films": 10}
     base = next(s for s in answer.steps if s.name == "base_graph").parsed

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Generic, TypeVar
+from typing import Generic, TypeVar
 
 from middleware.errors import BadRequest, BudgetExceeded, LLMError, MiddlewareError
 from middleware.kg.base import KnowledgeGraph
@@ -79,8 +79,3 @@ def fan_out(graphs: Sequence[KnowledgeGraph], task: Callable[[KnowledgeGraph], T
     if graphs and not out.results and first is not None:
         raise first
     return out
-
-
-def merge(results: Sequence[tuple[KnowledgeGraph, list[Any]]]) -> list[Any]:
-    """The items of every source's list, in source order, without repeats."""
-    return list(dict.fromkeys(item for _, items in results for item in items))

@@ -55,6 +55,7 @@ from middleware.methods.grounding import ground_answer
 from middleware.methods.pruning import GroundEntity, Match, Pruning, prune
 from middleware.methods.semantic import (
     BaseTriple,
+    LinkedName,
     link_names,
     link_question,
     neighbourhood,
@@ -96,7 +97,7 @@ class SourceBase:
     graph: KnowledgeGraph
     linker: EntityLinker
     verbalizer: Verbalizer
-    linked: list[Any]
+    linked: list[LinkedName]
     unlinked: list[str]
     base: list[BaseTriple]
 

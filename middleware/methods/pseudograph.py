@@ -37,6 +37,7 @@ from pyoxigraph import NamedNode
 from middleware.embeddings.encoders import Encoder
 from middleware.kg.base import KnowledgeGraph
 from middleware.kg.multi import SourceFailure, fan_out
+from middleware.kg.terms import Term
 from middleware.linking import EntityLinker, fold
 from middleware.llm.base import LLM
 from middleware.llm.templates import render
@@ -341,7 +342,7 @@ class _PseudoGraphRun:
         with self.run.step("ground") as step:
             entities: list[AnswerEntity] = []
             for share in sources:
-                nodes = [n.entity.iri for n in share.linked]
+                nodes: list[Term] = [n.entity.iri for n in share.linked]
                 nodes += [
                     t
                     for g in ground

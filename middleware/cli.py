@@ -27,6 +27,7 @@ from middleware.cli_support import (
     settings_for,
     source_options,
 )
+from middleware.config.docs import settings_markdown
 from middleware.errors import BadRequest, MiddlewareError, NotFound
 from middleware.kg.local import LocalStore
 from middleware.kg.recipes import RECIPES, recipe
@@ -290,9 +291,17 @@ def describe(
 
 @cli.command("settings")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
+@click.option(
+    "--markdown",
+    is_flag=True,
+    help="Print the settings reference (docs/settings.md) from the declarations.",
+)
 @click.pass_context
-def show_settings(ctx: click.Context, as_json: bool) -> None:
+def show_settings(ctx: click.Context, as_json: bool, markdown: bool) -> None:
     """Every setting with its value and where the value came from."""
+    if markdown:
+        click.echo(settings_markdown(), nl=False)
+        return
     settings = settings_for(ctx)
     values = settings.as_dict(mask_secrets=True)
     if as_json:

@@ -9,9 +9,16 @@ import pytest
 
 from middleware import errors
 from middleware.cli import cli
-from middleware.settings import REGISTRY
+from middleware.config import REGISTRY
+from middleware.config.docs import settings_markdown
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
+
+
+def test_settings_reference_is_current() -> None:
+    assert (DOCS / "settings.md").read_text() == settings_markdown(), (
+        "docs/settings.md is stale: kgmw settings --markdown > docs/settings.md"
+    )
 
 
 def test_every_setting_documented() -> None:

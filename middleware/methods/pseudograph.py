@@ -34,6 +34,7 @@ from typing import Any
 
 from pyoxigraph import NamedNode
 
+from middleware.config.methods import PseudoGraphSettings
 from middleware.embeddings.encoders import Encoder
 from middleware.kg.base import KnowledgeGraph
 from middleware.kg.multi import SourceFailure, fan_out
@@ -62,33 +63,12 @@ from middleware.methods.semantic import (
     neighbourhood,
     top_matches,
 )
-from middleware.settings import Settings
 from middleware.verbalize import Verbalizer
 
 _BRACES = re.compile(r"\{([^{}\n]+)\}")
 
 
-@dataclass(frozen=True)
-class PseudoGraphConfig:
-    threshold: float = 0.7
-    top_matches: int = 10
-    neighbors_per_entity: int = 100
-    link_candidates: int = 3
-    max_entities: int = 12
-    question_query: bool = True  # match the question itself too, beside the pseudo-triples
-    literal_max_chars: int = 80
-
-    @classmethod
-    def from_settings(cls, settings: Settings) -> PseudoGraphConfig:
-        return cls(
-            threshold=settings.pg_threshold,
-            top_matches=settings.pg_top_matches,
-            neighbors_per_entity=settings.pg_neighbors_per_entity,
-            link_candidates=settings.pg_link_candidates,
-            max_entities=settings.pg_max_entities,
-            question_query=settings.pg_question_query,
-            literal_max_chars=settings.literal_max_chars,
-        )
+PseudoGraphConfig = PseudoGraphSettings  # the old name of the settings table
 
 
 @dataclass
@@ -145,11 +125,13 @@ class PseudoGraph(MethodBase):
         encoder: Encoder,
         config: PseudoGraphConfig | None = None,
         fuzzy_cutoff: float = 85.0,
+        literal_max_chars: int = 80,
     ) -> None:
         super().__init__(llm, graph)
         self.encoder = encoder
         self.config = config or PseudoGraphConfig()
         self.fuzzy_cutoff = fuzzy_cutoff
+        self.literal_max_chars = literal_max_chars
 
     def answer(self, run: Run) -> Answer:
         return _PseudoGraphRun(self, run).answer()
@@ -202,7 +184,7 @@ class _PseudoGraphRun:
             from_draft, unlinked = link_names(linker, pseudo.names, per_name=config.link_candidates)
             seen = {n.entity.iri for n in linked}
             linked += [n for n in from_draft if n.entity.iri not in seen]
-            verbalizer = Verbalizer(graph, literal_max_chars=config.literal_max_chars)
+            verbalizer = Verbalizer(graph, literal_max_chars=self.method.literal_max_chars)
             return SourceBase(
                 graph, linker, verbalizer, linked[: config.max_entities], unlinked, []
             )

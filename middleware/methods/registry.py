@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from middleware.config.methods import PseudoGraphSettings, QSMSettings, RoKSettings
 from middleware.embeddings.factory import open_encoder
 from middleware.errors import BadRequest
 from middleware.kg.base import KnowledgeGraph
@@ -9,9 +10,9 @@ from middleware.linking import EntityLinker
 from middleware.llm.base import LLM
 from middleware.methods.base import Method
 from middleware.methods.baselines import IO, CoT
-from middleware.methods.pseudograph import PseudoGraph, PseudoGraphConfig
+from middleware.methods.pseudograph import PseudoGraph
 from middleware.methods.qsm import QSM
-from middleware.methods.rok import RoK, RoKConfig
+from middleware.methods.rok import RoK
 from middleware.settings import Settings
 
 METHODS: dict[str, str] = {
@@ -30,7 +31,7 @@ def build_method(name: str, settings: Settings, llm: LLM, graph: KnowledgeGraph)
         return RoK(
             llm,
             graph,
-            config=RoKConfig.from_settings(settings),
+            config=settings.table(RoKSettings),
             linker=EntityLinker(graph, fuzzy_cutoff=settings.fuzzy_cutoff),
             literal_max_chars=settings.literal_max_chars,
         )
@@ -39,17 +40,19 @@ def build_method(name: str, settings: Settings, llm: LLM, graph: KnowledgeGraph)
             llm,
             graph,
             encoder=open_encoder(settings),
-            config=PseudoGraphConfig.from_settings(settings),
+            config=settings.table(PseudoGraphSettings),
             fuzzy_cutoff=settings.fuzzy_cutoff,
+            literal_max_chars=settings.literal_max_chars,
         )
     if key == "qsm":
+        qsm = settings.table(QSMSettings)
         return QSM(
             llm,
             graph,
             encoder=open_encoder(settings),
-            top_k=settings.qsm_top_k,
-            neighbors_per_entity=settings.pg_neighbors_per_entity,
-            max_entities=settings.pg_max_entities,
+            top_k=qsm.top_k,
+            neighbors_per_entity=qsm.neighbors_per_entity,
+            max_entities=qsm.max_entities,
             fuzzy_cutoff=settings.fuzzy_cutoff,
         )
     if key == "io":

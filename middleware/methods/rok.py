@@ -25,6 +25,7 @@ from typing import Any
 
 from pyoxigraph import NamedNode
 
+from middleware.config.methods import RoKSettings
 from middleware.errors import BadRequest
 from middleware.kg.base import Entity, KnowledgeGraph, Path
 from middleware.kg.terms import Term
@@ -54,7 +55,6 @@ from middleware.methods.paths import (
     spread,
     subgraph,
 )
-from middleware.settings import Settings
 from middleware.verbalize import Verbalizer
 
 MAX_MENTIONS = 30
@@ -62,37 +62,7 @@ _NUMBER = re.compile(r"\d+")
 _ENTITY_SPLIT = re.compile(r"[;\n]|,(?![^()]*\))")
 
 
-@dataclass(frozen=True)
-class RoKConfig:
-    """RoK's knobs; defaults follow the paper where it gives one."""
-
-    max_hops: int = 2
-    top_k: int = 5
-    damping: float = 0.85
-    neighbor_limit: int = 30
-    max_entities: int = 8
-    paths_per_pair: int | None = None  # None: the graph's paths_limit
-    neighbors_per_entity: int | None = None  # None: the graph's neighbors_limit
-
-    def __post_init__(self) -> None:
-        if not 1 <= self.max_hops <= 3:
-            raise BadRequest(f"rok_max_hops must be 1, 2 or 3, got {self.max_hops}")
-        if self.top_k < 1 or self.neighbor_limit < 0 or self.max_entities < 1:
-            raise BadRequest(
-                "rok_top_k and rok_max_entities must be at least 1, rok_neighbor_limit at least 0"
-            )
-        if not 0.0 < self.damping < 1.0:
-            raise BadRequest(f"rok_damping must be between 0 and 1, got {self.damping}")
-
-    @classmethod
-    def from_settings(cls, settings: Settings) -> RoKConfig:
-        return cls(
-            max_hops=settings.rok_max_hops,
-            top_k=settings.rok_top_k,
-            damping=settings.rok_damping,
-            neighbor_limit=settings.rok_neighbor_limit,
-            max_entities=settings.rok_max_entities,
-        )
+RoKConfig = RoKSettings  # the old name of RoK's settings table
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from middleware.errors import BadRequest, BudgetExceeded
+from middleware.errors import BadRequest, BudgetExceeded, ConfigError
 from middleware.kg.endpoint import SparqlEndpoint
 from middleware.kg.local import LocalStore
 from middleware.linking import EntityLinker
@@ -245,7 +245,7 @@ def test_bad_input_is_refused_before_any_call(kg: LocalStore) -> None:
         RoK(llm, kg).run("Who?", choices=["a", "a"])
     with pytest.raises(BadRequest, match="one graph"):
         RoK(llm, kg).run("Who?", sources=[kg, kg])
-    with pytest.raises(BadRequest, match="rok_damping"):
+    with pytest.raises(ConfigError, match="rok_damping"):
         RoKConfig(damping=1.5)
     assert llm.calls == []
 

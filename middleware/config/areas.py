@@ -1,0 +1,242 @@
+"""The settings that are not a method's own, one table per area.
+
+Each area is a frozen dataclass of :func:`~middleware.config.fields.setting` fields;
+``Settings`` inherits them all, so ``settings.timeout`` is typed. Method tables are in
+``config/methods.py``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from middleware.config.fields import setting
+
+
+@dataclass(frozen=True)
+class SourceSettings:
+    """Where the graph is and how it is queried."""
+
+    store: str | None = setting(
+        None, "Directory of a persistent local store; unset means the bundled sample graph."
+    )
+    endpoint: str | None = setting(
+        None, "URL of a SPARQL 1.1 endpoint to use instead of a local store."
+    )
+    profile: str | None = setting(
+        None,
+        "Source profile name (mappings/NAME.yaml) or path; default 'generic', 'metaqa' for the sample graph.",
+    )
+    timeout: float = setting(
+        30.0,
+        "Seconds one SPARQL query may take before it fails with EndpointTimeout.",
+        minimum=0.001,
+    )
+    retries: int = setting(
+        3,
+        "Retries of an endpoint query after 429, 5xx or a dropped connection.",
+        minimum=0,
+        maximum=20,
+    )
+    backoff: float = setting(
+        0.5,
+        "First retry delay in seconds; doubles each retry unless Retry-After says otherwise.",
+        minimum=0,
+    )
+    max_retry_wait: float = setting(
+        30.0,
+        "Longest wait in seconds a Retry-After header may ask for; longer asks fail at once.",
+        minimum=0,
+    )
+    user_agent: str = setting(
+        "kg-middleware/0.1 (+https://kgmw.dev)", "User-Agent sent to SPARQL endpoints."
+    )
+    neighbors_limit: int = setting(
+        100, "Most triples neighbors() returns.", minimum=1, maximum=10_000
+    )
+    paths_limit: int = setting(100, "Most paths paths() returns.", minimum=1, maximum=10_000)
+    max_hops: int = setting(2, "Default hop count for paths() (1 to 3).", minimum=1, maximum=3)
+    cache_dir: str | None = setting(
+        None, "Where the sample store and caches live; default the user cache directory."
+    )
+    progress: bool = setting(True, "Show progress bars on long work (loading, encoding).")
+
+
+@dataclass(frozen=True)
+class TextSettings:
+    """Linking mentions to entities, writing triples as text, embedding text."""
+
+    link_limit: int = setting(
+        5, "Most candidate entities linking returns for a mention.", minimum=1, maximum=100
+    )
+    fuzzy_cutoff: float = setting(
+        85.0,
+        "Lowest fuzzy-match score (0-100) for a typo-tolerant link.",
+        minimum=0,
+        maximum=100,
+    )
+    link_max_queries: int = setting(
+        8,
+        "Most SPARQL queries linking the spans of one question may send to an endpoint "
+        "(label lookups, search calls and one degree query); local stores use an index.",
+        minimum=2,
+        maximum=200,
+    )
+    literal_max_chars: int = setting(
+        80, "Longest literal shown by verbalization before it is cut.", minimum=8
+    )
+    encoder: str = setting(
+        "all-MiniLM-L6-v2",
+        "Sentence encoder: the bundled 'all-MiniLM-L6-v2', a sentence-transformers model "
+        "folder, or 'hash' (deterministic, no model; for tests).",
+    )
+    encoder_batch_size: int = setting(64, "Texts per batch when encoding.", minimum=1)
+    encoder_cache: bool = setting(True, "Keep vectors on disk so no text is encoded twice.")
+    faiss_threshold: int = setting(
+        50_000,
+        "Vector collections at least this large are searched with faiss instead of NumPy.",
+        minimum=1,
+    )
+
+
+@dataclass(frozen=True)
+class LLMSettings:
+    """Which language model answers, and how it is called."""
+
+    llm: str = setting(
+        "auto",
+        "LLM backend: 'embedded' (llama.cpp in-process), 'openai' (any OpenAI-compatible "
+        "server) or 'auto' (openai when llm_base_url is set, else embedded).",
+        choices=("auto", "embedded", "openai"),
+    )
+    llm_base_url: str | None = setting(
+        None,
+        "Base URL of an OpenAI-compatible API, e.g. https://api.openai.com/v1 or "
+        "http://localhost:8000/v1 (vLLM, Ollama, llama.cpp server).",
+    )
+    llm_model: str | None = setting(None, "Model name sent to an OpenAI-compatible server.")
+    llm_api_key_env: str = setting(
+        "OPENAI_API_KEY",
+        "Name of the environment variable that holds the API key (the key itself is never "
+        "a setting and never logged).",
+    )
+    llm_api: str = setting(
+        "auto",
+        "Which API to use: 'chat', 'completions', or 'auto' (OpenAI server: chat, switching "
+        "to completions if chat replies are empty; embedded: completion-style text).",
+        choices=("auto", "chat", "completions"),
+    )
+    llm_timeout: float = setting(120.0, "Seconds one LLM request may take.", minimum=0.001)
+    llm_retries: int = setting(
+        3, "Retries of an LLM request after 429, 5xx or a timeout.", minimum=0, maximum=20
+    )
+    llm_max_tokens: int = setting(256, "Default most tokens one LLM reply may have.", minimum=1)
+    llm_model_path: str | None = setting(
+        None, "GGUF file for the embedded backend; default the bundled Gemma 3 270M (Q4_K_M)."
+    )
+    llm_context: int = setting(8192, "Context window (tokens) of the embedded model.", minimum=512)
+    llm_threads: int = setting(
+        0, "CPU threads for the embedded model; 0 lets llama.cpp pick.", minimum=0
+    )
+    llm_cache: bool = setting(
+        True, "Cache temperature-0 LLM replies on disk, so an identical call is answered once."
+    )
+
+
+@dataclass(frozen=True)
+class AnswerSettings:
+    """What every method shares: which one runs, its budget, and the final-answer policy."""
+
+    method: str = setting(
+        "rok", "Method `kgmw ask` and the service use (`kgmw ask --help` lists them)."
+    )
+    max_calls: int = setting(
+        12, "Most LLM calls one request may make (BudgetExceeded past it).", minimum=1
+    )
+    max_tokens: int = setting(
+        200_000, "Most LLM tokens (prompt plus completion) one request may spend.", minimum=1
+    )
+    answer_graph_only: bool = setting(
+        False,
+        "Answer only from the graph: when no answer entity is in the evidence, say the "
+        "answer was not found in the graph instead of guessing.",
+    )
+    answer_min_confidence: float = setting(
+        0.0,
+        "Answers whose confidence is below this are replaced by 'not found in the graph' "
+        "(0.5 keeps only answers whose entity is in the evidence).",
+        minimum=0.0,
+        maximum=1.0,
+    )
+    allow_ungrounded: bool = setting(
+        False,
+        "When every source of a request fails, answer without evidence (flagged) instead "
+        "of failing with the source's error.",
+    )
+
+
+@dataclass(frozen=True)
+class EvalSettings:
+    """The evaluation harness."""
+
+    eval_data_dir: str | None = setting(
+        None,
+        "Folder holding the benchmark datasets (metaqa/, webquestions/, ...) for `kgmw eval` and `kgmw load --recipe`.",
+    )
+    eval_concurrency: int = setting(
+        1,
+        "Questions `kgmw eval` answers at once (helps with remote LLMs; the embedded one is serial).",
+        minimum=1,
+        maximum=64,
+    )
+
+
+@dataclass(frozen=True)
+class ServerSettings:
+    """The service: where it listens, who may call it, and its limits."""
+
+    server_host: str = setting("127.0.0.1", "Address `kgmw serve` listens on.")
+    server_port: int = setting(8000, "Port `kgmw serve` listens on.", minimum=0, maximum=65535)
+    server_workers: int = setting(
+        1,
+        "Worker processes of `kgmw serve`: 1 runs the development server, more run gunicorn.",
+        minimum=1,
+    )
+    server_api_keys: str | None = setting(
+        None,
+        "Comma-separated API keys the service accepts as `Authorization: Bearer KEY`; "
+        "unset leaves the service open (bind it to loopback then).",
+        secret=True,
+    )
+    server_max_body: int = setting(
+        1_048_576, "Largest request body in bytes (413 past it).", minimum=1024
+    )
+    server_rate_limit: int = setting(
+        0,
+        "Requests per minute one API key (or client address) may send; 0 turns the limit off.",
+        minimum=0,
+    )
+    server_cors_origins: str | None = setting(
+        None,
+        "Comma-separated origins allowed to call the service from a browser ('*' for any); "
+        "unset sends no CORS headers.",
+    )
+    sparql_max_rows: int = setting(
+        10_000,
+        "Most rows or triples the /sparql proxy returns; longer results are cut and marked.",
+        minimum=1,
+    )
+    sparql_service_allowlist: str | None = setting(
+        None,
+        "Comma-separated endpoint IRIs a /sparql query may call with SERVICE; unset refuses "
+        "every SERVICE clause.",
+    )
+
+
+AREAS: tuple[tuple[str, type], ...] = (
+    ("Sources", SourceSettings),
+    ("Linking, text and embeddings", TextSettings),
+    ("LLM", LLMSettings),
+    ("Answers", AnswerSettings),
+    ("Evaluation", EvalSettings),
+    ("Service", ServerSettings),
+)

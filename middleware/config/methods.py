@@ -1,0 +1,131 @@
+"""One settings table per method: each method reads its own table and no other's.
+
+A table is a frozen dataclass; its settings are named ``PREFIX_field`` in files,
+``KGMW_PREFIX_FIELD`` in the environment and ``docs/settings.md``. Building a table
+by hand checks the ranges too.
+
+>>> RoKSettings(top_k=3).top_k
+3
+>>> RoKSettings(max_hops=5)
+Traceback (most recent call last):
+...
+middleware.errors.ConfigError: setting 'rok_max_hops' from RoKSettings: 5 is out of range (1 to 3) (RoK: longest path (1-3 hops) searched between two key entities.)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from middleware.config.fields import Setting, declared, setting
+
+
+class MethodTable:
+    """What every method table shares: its prefix and a range check on creation."""
+
+    PREFIX: ClassVar[str] = ""
+    TITLE: ClassVar[str] = ""
+
+    @classmethod
+    def settings(cls) -> list[Setting]:
+        return declared(cls, prefix=cls.PREFIX, area=cls.TITLE)
+
+    def __post_init__(self) -> None:
+        for entry in self.settings():
+            entry.check(
+                getattr(self, entry.name.removeprefix(self.PREFIX + "_")), type(self).__name__
+            )
+
+
+@dataclass(frozen=True)
+class RoKSettings(MethodTable):
+    """RoK; defaults follow the paper where it gives one."""
+
+    PREFIX: ClassVar[str] = "rok"
+    TITLE: ClassVar[str] = "Method rok"
+
+    max_hops: int = setting(
+        2, "RoK: longest path (1-3 hops) searched between two key entities.", minimum=1, maximum=3
+    )
+    top_k: int = setting(
+        5,
+        "RoK: main paths kept, taken by mean PageRank from the bucket with most key entities down.",
+        minimum=1,
+    )
+    damping: float = setting(
+        0.85, "RoK: PageRank damping factor (0 < d < 1).", minimum=0.01, maximum=0.99
+    )
+    neighbor_limit: int = setting(
+        30,
+        "RoK: most neighbour triples shown to the one filter call (spread over relations).",
+        minimum=0,
+    )
+    max_entities: int = setting(
+        8, "RoK: most linked key entities; pairs searched grow with its square.", minimum=1
+    )
+    # Not settings: per-call knobs for library users (None: the graph's own limit).
+    paths_per_pair: int | None = None
+    neighbors_per_entity: int | None = None
+
+
+@dataclass(frozen=True)
+class PseudoGraphSettings(MethodTable):
+    """Pseudo-graph generation with atomic verification."""
+
+    PREFIX: ClassVar[str] = "pg"
+    TITLE: ClassVar[str] = "Method pg"
+
+    threshold: float = setting(
+        0.7,
+        "Pseudo-graph: lowest mean cosine a ground-graph entity's matched triples may have.",
+        minimum=-1.0,
+        maximum=1.0,
+    )
+    top_matches: int = setting(
+        10, "Pseudo-graph: base triples kept per pseudo-triple and source.", minimum=1
+    )
+    neighbors_per_entity: int = setting(
+        100,
+        "Pseudo-graph: most neighbour triples fetched per linked entity (in and out).",
+        minimum=1,
+        maximum=10_000,
+    )
+    link_candidates: int = setting(
+        3,
+        "Pseudo-graph: entities linked per name; the pruning picks among same-label ones.",
+        minimum=1,
+    )
+    max_entities: int = setting(
+        12,
+        "Pseudo-graph: most linked entities per source whose neighbourhoods are fetched.",
+        minimum=1,
+    )
+    question_query: bool = setting(
+        True,
+        "Pseudo-graph: also match the question itself against the base graph (helps when "
+        "a small model's draft misses); off is the method as published.",
+    )
+
+
+@dataclass(frozen=True)
+class QSMSettings(MethodTable):
+    """The QSM baseline: the question matched against its entities' neighbour triples."""
+
+    PREFIX: ClassVar[str] = "qsm"
+    TITLE: ClassVar[str] = "Method qsm"
+
+    top_k: int = setting(
+        10, "QSM: base triples most similar to the question given to the LLM.", minimum=1
+    )
+    neighbors_per_entity: int = setting(
+        100,
+        "QSM: most neighbour triples fetched per linked entity (in and out).",
+        minimum=1,
+        maximum=10_000,
+    )
+    max_entities: int = setting(
+        12, "QSM: most linked entities per source whose neighbourhoods are fetched.", minimum=1
+    )
+
+
+METHOD_TABLES: tuple[type[MethodTable], ...] = (RoKSettings, PseudoGraphSettings, QSMSettings)

@@ -19,7 +19,7 @@ from pyoxigraph import NamedNode
 from middleware.eval.datasets import load_dataset, sample
 from middleware.eval.metrics import normalize
 from middleware.eval.topics import in_graph, topic_iris
-from middleware.kg.local import LocalStore
+from middleware.kg.backends.local import LocalStore
 
 
 def reachable_names(graph: LocalStore, start: list[str], hops: int) -> set[str]:

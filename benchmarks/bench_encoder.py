@@ -12,7 +12,7 @@ from pathlib import Path
 from bench_llm import sample_texts
 from common import save
 
-from middleware.embeddings import CachedEncoder, EmbeddingCache, SentenceEncoder
+from middleware.text.embeddings import CachedEncoder, EmbeddingCache, SentenceEncoder
 
 N = 2000
 

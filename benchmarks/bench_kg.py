@@ -17,10 +17,10 @@ import rdflib
 from common import DATASETS, latency, save, summary
 from pyoxigraph import NamedNode
 
-from middleware.kg.base import GraphOperations
-from middleware.kg.bruteforce import relation_graph, sample_pairs
-from middleware.kg.local import LocalStore
-from middleware.kg.rdflib_graph import RdflibGraph
+from middleware.kg.backends.local import LocalStore
+from middleware.kg.backends.rdflib_graph import RdflibGraph
+from middleware.kg.operations import GraphOperations
+from tests.kg.bruteforce import relation_graph, sample_pairs
 
 
 def measure(

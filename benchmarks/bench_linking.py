@@ -17,8 +17,8 @@ from pathlib import Path
 
 from common import DATASETS, save, summary
 
-from middleware.kg.local import LocalStore
-from middleware.linking import EntityLinker
+from middleware.kg.backends.local import LocalStore
+from middleware.text.linking import EntityLinker
 
 
 def main() -> None:

@@ -11,9 +11,9 @@ import time
 
 from common import percentile, save
 
+from middleware.kg.sample import sample_store
 from middleware.llm import EmbeddedLLM, user
-from middleware.sample import sample_store
-from middleware.verbalize import Verbalizer
+from middleware.text.verbalize import Verbalizer
 
 
 def sample_texts() -> tuple[list[str], list[str]]:

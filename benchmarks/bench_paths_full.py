@@ -15,8 +15,8 @@ from pathlib import Path
 from common import DATASETS, save
 from pyoxigraph import NamedNode
 
-from middleware.kg.bruteforce import brute_force_paths, path_key, relation_graph, sample_pairs
-from middleware.kg.local import LocalStore
+from middleware.kg.backends.local import LocalStore
+from tests.kg.bruteforce import brute_force_paths, path_key, relation_graph, sample_pairs
 
 
 def main() -> None:

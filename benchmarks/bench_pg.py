@@ -32,12 +32,9 @@ from typing import Any
 from common import DATASETS, percentile, save
 from pyoxigraph import NamedNode
 
-from middleware.embeddings.cache import CachedEncoder, EmbeddingCache
-from middleware.embeddings.encoders import SentenceEncoder
 from middleware.eval.datasets import load_dataset, sample
 from middleware.eval.items import EvalItem
-from middleware.kg.local import LocalStore
-from middleware.linking import EntityLinker, fold
+from middleware.kg.backends.local import LocalStore
 from middleware.llm.base import LLM, Choice, Completion, Message
 from middleware.llm.cache import CachedLLM, ResponseCache
 from middleware.llm.local import EmbeddedLLM
@@ -45,6 +42,10 @@ from middleware.llm.templates import flatten
 from middleware.methods.base import Answer
 from middleware.methods.pseudograph import PseudoGraph, PseudoGraphConfig
 from middleware.methods.semantic import neighbourhood
+from middleware.text.embeddings.cache import CachedEncoder, EmbeddingCache
+from middleware.text.embeddings.encoders import SentenceEncoder
+from middleware.text.folding import fold
+from middleware.text.linking import EntityLinker
 
 STAGES = ("link", "base_graph", "encode", "match", "prune")
 

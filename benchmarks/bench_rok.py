@@ -21,11 +21,12 @@ from pathlib import Path
 
 from common import DATASETS, percentile, save
 
-from middleware.kg.local import LocalStore
-from middleware.linking import EntityLinker, fold
+from middleware.kg.backends.local import LocalStore
 from middleware.llm.scripted import ScriptedLLM
 from middleware.methods.rok import RoK
-from middleware.verbalize import Verbalizer
+from middleware.text.folding import fold
+from middleware.text.linking import EntityLinker
+from middleware.text.verbalize import Verbalizer
 
 STAGES = ("link", "main_paths", "rank", "neighbours", "filter", "ground")
 

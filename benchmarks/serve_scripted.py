@@ -14,10 +14,10 @@ from typing import Any
 
 from flask import Flask
 
+from middleware.config import Settings
+from middleware.kg.sample import sample_store
 from middleware.llm.scripted import ScriptedLLM
-from middleware.sample import sample_store
 from middleware.server import create_app
-from middleware.settings import Settings
 
 
 def build_app() -> Flask:

@@ -9,7 +9,7 @@
 ['Heat | directed by | Michael Mann | directed | Collateral']
 """
 
-from middleware.embeddings import Encoder, HashEncoder, SentenceEncoder, VectorIndex, open_encoder
+from middleware.config import Settings
 from middleware.errors import (
     BadRequest,
     BudgetExceeded,
@@ -36,7 +36,7 @@ from middleware.kg import (
     Triple,
     load_profile,
 )
-from middleware.linking import EntityLinker
+from middleware.kg.sample import sample_store
 from middleware.llm import (
     LLM,
     Budget,
@@ -48,9 +48,15 @@ from middleware.llm import (
     open_llm,
 )
 from middleware.methods import IO, Answer, CoT, RoK, RoKConfig
-from middleware.sample import sample_store
-from middleware.settings import Settings
-from middleware.verbalize import Verbalizer
+from middleware.text.embeddings import (
+    Encoder,
+    HashEncoder,
+    SentenceEncoder,
+    VectorIndex,
+    open_encoder,
+)
+from middleware.text.linking import EntityLinker
+from middleware.text.verbalize import Verbalizer
 
 __version__ = "0.1.0"
 __all__ = [

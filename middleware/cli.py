@@ -29,11 +29,11 @@ from middleware.cli_support import (
 )
 from middleware.config.docs import settings_markdown
 from middleware.errors import BadRequest, MiddlewareError, NotFound
-from middleware.kg.local import LocalStore
+from middleware.kg.backends.local import LocalStore
 from middleware.kg.recipes import RECIPES, recipe
-from middleware.linking import EntityLinker
 from middleware.serialize import entity_json, path_json, result_json, term_json, triple_json
-from middleware.verbalize import Verbalizer
+from middleware.text.linking import EntityLinker
+from middleware.text.verbalize import Verbalizer
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})

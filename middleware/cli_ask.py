@@ -8,16 +8,16 @@ import click
 
 from middleware.cli_llm import LLMArgs, llm_options
 from middleware.cli_support import SourceArgs, echo_json, settings_for, source_options
+from middleware.config import Settings
 from middleware.errors import BadRequest
 from middleware.kg.base import Hop, KnowledgeGraph
 from middleware.kg.base import Path as GraphPath
+from middleware.kg.open import open_graph
 from middleware.llm.factory import open_llm
 from middleware.llm.ledger import Budget
 from middleware.methods.base import Answer
 from middleware.methods.registry import METHODS, build_method
-from middleware.settings import Settings
-from middleware.sources import open_graph
-from middleware.verbalize import Verbalizer
+from middleware.text.verbalize import Verbalizer
 
 
 def method_settings(

@@ -17,10 +17,10 @@ from middleware.eval.report import write_report
 from middleware.eval.runner import RESULTS_FILE, RUNS_FILE, Evaluator, ResultsFile, plan
 from middleware.eval.scoring import Scorer
 from middleware.eval.topics import in_graph
+from middleware.kg.open import open_graph
 from middleware.llm.factory import open_llm
 from middleware.llm.ledger import Budget
 from middleware.methods.registry import METHODS, build_method
-from middleware.sources import open_graph
 
 
 @click.command("eval")

@@ -9,9 +9,9 @@ import click
 
 from middleware.cli_llm import LLMArgs, llm_options
 from middleware.cli_support import settings_for
+from middleware.config import Settings
 from middleware.llm.factory import backend_name
 from middleware.server.app import create_app
-from middleware.settings import Settings
 
 GUNICORN_TIMEOUT = 300  # seconds a worker may stay silent: an answer with a slow LLM
 

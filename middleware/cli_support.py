@@ -11,12 +11,12 @@ from typing import Any, TypeVar, cast
 import click
 from pyoxigraph import NamedNode
 
+from middleware.config import Settings
 from middleware.errors import NotFound
-from middleware.kg.base import GraphOperations
+from middleware.kg.open import open_graph
+from middleware.kg.operations import GraphOperations
 from middleware.kg.terms import looks_like_iri, to_iri
-from middleware.linking import EntityLinker
-from middleware.settings import Settings
-from middleware.sources import open_graph
+from middleware.text.linking import EntityLinker
 
 F = TypeVar("F", bound=Callable[..., Any])
 CELL_WIDTH = 70

@@ -9,13 +9,13 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from middleware.embeddings.factory import embedding_cache_path, open_encoder
+from middleware.config import Settings
 from middleware.errors import MiddlewareError
+from middleware.kg.open import open_graph
 from middleware.llm.base import user
 from middleware.llm.factory import backend_name, open_llm, response_cache_path
-from middleware.paths import cache_root
-from middleware.settings import Settings
-from middleware.sources import open_graph
+from middleware.support.cache_dir import cache_root
+from middleware.text.embeddings.factory import embedding_cache_path, open_encoder
 
 PACKAGES = (
     "kg-middleware",

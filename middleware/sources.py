@@ -1,43 +1,5 @@
-"""Open the graph a command or request asks for: a store, an endpoint, or the sample."""
+"""Old import path; opening a graph from settings lives in :mod:`middleware.kg.open`."""
 
-from __future__ import annotations
+from middleware.kg.open import open_graph
 
-from middleware.errors import BadRequest
-from middleware.kg.base import GraphOperations
-from middleware.kg.endpoint import SparqlEndpoint
-from middleware.kg.local import LocalStore
-from middleware.sample import sample_store
-from middleware.settings import Settings
-
-
-def open_graph(settings: Settings, *, read_only: bool = True) -> GraphOperations:
-    """The graph named by ``settings``: ``endpoint``, else ``store``, else the sample graph."""
-    if settings.endpoint and settings.store:
-        raise BadRequest("give either --store or --endpoint, not both")
-    graph: GraphOperations
-    if settings.endpoint:
-        graph = SparqlEndpoint(
-            settings.endpoint,
-            profile=settings.profile,
-            timeout=settings.timeout,
-            retries=settings.retries,
-            backoff=settings.backoff,
-            max_retry_wait=settings.max_retry_wait,
-            user_agent=settings.user_agent,
-        )
-    elif settings.store:
-        graph = LocalStore(
-            settings.store,
-            profile=settings.profile,
-            read_only=read_only,
-            timeout=settings.timeout,
-            progress=settings.progress,
-        )
-    else:
-        graph = sample_store(
-            cache_dir=settings.cache_dir, progress=settings.progress, timeout=settings.timeout
-        )
-    graph.neighbors_limit = settings.neighbors_limit
-    graph.paths_limit = settings.paths_limit
-    graph.default_max_hops = settings.max_hops
-    return graph
+__all__ = ["open_graph"]

@@ -125,3 +125,24 @@ def oxigraph_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     finally:
         process.terminate()
         process.wait(timeout=10)
+
+
+@pytest.fixture(scope="session")
+def sample_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A real Oxigraph server holding the bundled sample graph; yields its query URL."""
+    import pyoxigraph
+
+    from middleware.kg.sample import sample_store, sample_store_dir
+
+    folder = tmp_path_factory.mktemp("sample-server")
+    sample_store()  # loads it into the cache on first use
+    dump = folder / "sample.nq"
+    pyoxigraph.Store.read_only(str(sample_store_dir() / "current")).dump(
+        str(dump), pyoxigraph.RdfFormat.N_QUADS
+    )
+    url, process = start_oxigraph(dump, folder / "store")
+    try:
+        yield url
+    finally:
+        process.terminate()
+        process.wait(timeout=10)

@@ -10,9 +10,9 @@ import rdflib
 
 from middleware import cli_ask
 from middleware.cli import main
+from middleware.config import Settings
+from middleware.kg.sample import sample_store
 from middleware.llm.scripted import ScriptedLLM
-from middleware.sample import sample_store
-from middleware.settings import Settings
 from tests.cli_helpers import rok_script, run
 from tests.conftest import DATA
 

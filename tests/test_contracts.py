@@ -15,17 +15,17 @@ from typing import Any
 
 import pytest
 
-from middleware.embeddings import HashEncoder
 from middleware.eval.items import EvalItem
 from middleware.eval.runner import Evaluator, ResultsFile, plan
 from middleware.eval.scoring import Scorer
-from middleware.kg.local import LocalStore
+from middleware.kg.backends.local import LocalStore
 from middleware.llm.ledger import Budget
 from middleware.llm.scripted import ScriptedLLM
 from middleware.methods.baselines import IO, CoT
 from middleware.methods.pseudograph import PseudoGraph
 from middleware.methods.qsm import QSM
 from middleware.methods.rok import RoK
+from middleware.text.embeddings import HashEncoder
 from tests.conftest import DATA
 
 SNAPSHOTS = DATA / "snapshots"
@@ -116,11 +116,14 @@ def test_results_record_shape(films: LocalStore, tmp_path: Path) -> None:
         EvalItem("q2", "Which is a film?", ("Titanic",), ("Titanic", "Paris"), "Titanic"),
     ]
     results = ResultsFile(tmp_path / "results.jsonl")
-    Evaluator(
-        methods(films), Scorer(films), results, budget=lambda: Budget(max_calls=6)
-    ).run(plan([("films", "dev", items)], ["rok", "qsm", "io"]))
+    Evaluator(methods(films), Scorer(films), results, budget=lambda: Budget(max_calls=6)).run(
+        plan([("films", "dev", items)], ["rok", "qsm", "io"])
+    )
     failing = Evaluator(
-        {"io": IO(ScriptedLLM([]), films)}, Scorer(films), results, budget=lambda: Budget(max_calls=0)
+        {"io": IO(ScriptedLLM([]), films)},
+        Scorer(films),
+        results,
+        budget=lambda: Budget(max_calls=0),
     )
     failing.run(plan([("broken", "dev", items[:1])], ["io"]))
     records = [json.loads(line) for line in results.path.read_text().splitlines()]

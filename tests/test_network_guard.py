@@ -7,7 +7,7 @@ import socket
 import pytest
 
 from middleware.errors import EndpointError
-from middleware.kg.endpoint import SparqlEndpoint
+from middleware.kg.backends.endpoint import SparqlEndpoint
 
 
 def test_non_loopback_connections_are_refused() -> None:

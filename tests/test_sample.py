@@ -2,8 +2,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from middleware.linking import EntityLinker
-from middleware.sample import sample_store, sample_store_dir
+from middleware.kg.sample import sample_store, sample_store_dir
+from middleware.text.linking import EntityLinker
 
 
 def test_sample_loads_once_into_the_cache(tmp_path: Path) -> None:

@@ -4,10 +4,10 @@ from pathlib import Path
 
 import pytest
 
+from middleware.config import REGISTRY, Settings
 from middleware.errors import ConfigError, NotFound
 from middleware.kg.profiles import available_profiles, load_profile
 from middleware.kg.relations import load_relations
-from middleware.settings import REGISTRY, Settings
 
 
 def test_priority_default_file_env_cli(tmp_path: Path) -> None:

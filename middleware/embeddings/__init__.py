@@ -1,15 +1,17 @@
-"""Encoders, the on-disk vector cache and the cosine index (DESIGN.md's ``embeddings``)."""
+"""Old import path; encoders, the vector cache and index live in :mod:`middleware.text.embeddings`."""
 
-from middleware.embeddings.cache import CachedEncoder, EmbeddingCache
-from middleware.embeddings.encoders import (
+from middleware.text.embeddings import (
     DEFAULT_ENCODER,
+    CachedEncoder,
+    EmbeddingCache,
     Encoder,
     HashEncoder,
+    Hit,
     SentenceEncoder,
+    VectorIndex,
     normalize,
+    open_encoder,
 )
-from middleware.embeddings.factory import open_encoder
-from middleware.embeddings.index import Hit, VectorIndex
 
 __all__ = [
     "DEFAULT_ENCODER",

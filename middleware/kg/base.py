@@ -1,32 +1,25 @@
-"""Core graph types and every graph operation, written once over ``query()``.
+"""Core graph types and the ``KnowledgeGraph`` protocol every backend satisfies.
 
-A backend (local store, SPARQL endpoint, rdflib graph) only implements
-``_execute(sparql, timeout)``; :class:`GraphOperations` renders the ``sparql/*.rq``
-templates with bound terms and turns rows into :class:`Triple`, :class:`Path` and
-:class:`Entity` objects.
+The operations themselves are written once, over SPARQL templates, in
+``kg/operations.py``; backends (``kg/backends/``) only move bytes. What a backend can
+do beyond the protocol's common ground is said by its :class:`Capabilities`, never
+found out by probing for attributes.
 """
 
 from __future__ import annotations
 
-import re
-import threading
-from abc import ABC, abstractmethod
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Literal as TypingLiteral
 from typing import Protocol, runtime_checkable
 
-from pyoxigraph import Literal, NamedNode
+from pyoxigraph import NamedNode
 
-from middleware.errors import BadRequest, NotFound
 from middleware.kg.profiles import Profile
-from middleware.kg.readonly import check_read_only
-from middleware.kg.templates import TemplateSet
-from middleware.kg.terms import Node, Term, term_key, to_iri
+from middleware.kg.terms import Node, Term, term_key
 
 Direction = TypingLiteral["out", "in", "both"]
 MAX_LIMIT = 10_000
-LABEL_BATCH = 200
 
 
 @dataclass(frozen=True)
@@ -90,6 +83,16 @@ class Entity:
     match: str | None = None
 
 
+@dataclass(frozen=True)
+class LabelRow:
+    """One label (or alias) of an entity, with its language tag if it has one."""
+
+    entity: NamedNode
+    text: str
+    alias: bool = False
+    language: str | None = None
+
+
 @dataclass
 class QueryResult:
     """The result of any SPARQL query: SELECT rows, an ASK boolean or graph triples."""
@@ -102,14 +105,40 @@ class QueryResult:
     truncated: bool = False  # rows or triples were cut at the caller's ``max_rows``
 
 
+@dataclass(frozen=True)
+class Capabilities:
+    """What a backend can do beyond the operations every graph has.
+
+    ``label_index``: every label can be read in-process (``label_rows()``), so linking
+    builds an index once instead of asking the graph per mention. ``in_process``: the
+    graph lives in this process (no network between the middleware and the data).
+    """
+
+    label_index: bool = False
+    in_process: bool = False
+
+
 @runtime_checkable
 class KnowledgeGraph(Protocol):
     """What methods need from a graph; every backend satisfies it."""
 
     name: str
     profile: Profile
+    capabilities: Capabilities
 
-    def query(self, sparql: str, *, timeout: float | None = None) -> QueryResult: ...
+    @property
+    def version(self) -> int:
+        """Changes whenever the graph's content changes (a load); 0 for remote graphs."""
+        ...
+
+    @property
+    def thread_query_count(self) -> int:
+        """Queries the calling thread has run on this graph (what one request spent)."""
+        ...
+
+    def query(
+        self, sparql: str, *, timeout: float | None = None, max_rows: int | None = None
+    ) -> QueryResult: ...
 
     def neighbors(
         self, entity: str | NamedNode, *, direction: Direction = "both", limit: int | None = None
@@ -130,269 +159,17 @@ class KnowledgeGraph(Protocol):
 
     def degree(self, entity: str | NamedNode) -> int: ...
 
+    def degrees(self, entities: Sequence[NamedNode]) -> dict[NamedNode, int]: ...
+
     def describe(self, entity: str | NamedNode) -> Entity: ...
 
+    def has_triples(self) -> bool: ...
 
-def _check_limit(limit: int, what: str) -> int:
-    if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= MAX_LIMIT:
-        raise BadRequest(f"{what} limit must be an integer from 1 to {MAX_LIMIT}, got {limit!r}")
-    return limit
+    def lookup_labels(self, texts: Sequence[str], *, limit: int = 1000) -> list[LabelRow]: ...
 
+    def match_labels(self, pattern: str, *, limit: int = 1000) -> list[LabelRow]: ...
 
-class GraphOperations(ABC):
-    """Graph operations over ``_execute``; subclasses provide the transport."""
-
-    name: str
-    profile: Profile
-    default_timeout: float
-    neighbors_limit: int = 100
-    paths_limit: int = 100
-    default_max_hops: int = 2
-
-    def __init__(self) -> None:
-        self.templates = TemplateSet(overrides=self.profile.templates)
-        self.query_count = 0  # every query this object ran, in any thread
-        self._per_thread = threading.local()
-        self._count_lock = threading.Lock()
-
-    @property
-    def thread_query_count(self) -> int:
-        """Queries run by the calling thread: what one request spent, even when several
-        requests share this graph at once."""
-        return int(getattr(self._per_thread, "count", 0))
-
-    # -- transport ---------------------------------------------------------------------
-    @abstractmethod
-    def _execute(self, sparql: str, timeout: float, max_rows: int | None = None) -> QueryResult:
-        """Run one read-only query and return its parsed result, at most ``max_rows``
-        rows or triples (``truncated`` set when more were there)."""
-
-    def query(
-        self, sparql: str, *, timeout: float | None = None, max_rows: int | None = None
-    ) -> QueryResult:
-        """Run a user's SPARQL query after checking that it is read-only."""
-        check_read_only(sparql)
-        return self._run(sparql, timeout, max_rows)
-
-    def _run(
-        self, sparql: str, timeout: float | None = None, max_rows: int | None = None
-    ) -> QueryResult:
-        with self._count_lock:
-            self.query_count += 1
-        self._per_thread.count = self.thread_query_count + 1
-        return self._execute(sparql, self.default_timeout if timeout is None else timeout, max_rows)
-
-    def _select(self, template: str, **bindings: object) -> list[dict[str, Term]]:
-        return self._run(self.templates.render(template, **bindings)).rows
-
-    def _common_bindings(self) -> dict[str, object]:
-        return {
-            "skipped": list(self.profile.skipped_predicates),
-            "label_predicates": list(self.profile.label_predicates),
-        }
-
-    # -- operations --------------------------------------------------------------------
-    def neighbors(
-        self, entity: str | NamedNode, *, direction: Direction = "both", limit: int | None = None
-    ) -> list[Triple]:
-        """Triples around ``entity``: ``out`` (entity is subject), ``in`` or ``both``.
-
-        Label, alias, description and ignored predicates are left out; results are
-        ordered (outgoing first, then by predicate and other end) and capped by ``limit``.
-        """
-        node = to_iri(entity)
-        limit = _check_limit(self.neighbors_limit if limit is None else limit, "neighbors")
-        if direction not in ("out", "in", "both"):
-            raise BadRequest(f"direction must be 'out', 'in' or 'both', got {direction!r}")
-        found: list[Triple] = []
-        if direction in ("out", "both"):
-            for row in self._select(
-                "neighbors_out", entity=node, limit=limit, **self._common_bindings()
-            ):
-                found.append(Triple(node, _named(row["p"]), row["o"], self.name))
-        if direction in ("in", "both") and len(found) < limit:
-            rest = limit - len(found)
-            for row in self._select(
-                "neighbors_in", entity=node, limit=rest, **self._common_bindings()
-            ):
-                found.append(Triple(_node(row["s"]), _named(row["p"]), node, self.name))
-        return found
-
-    def paths(
-        self,
-        a: str | NamedNode,
-        b: str | NamedNode,
-        *,
-        max_hops: int | None = None,
-        limit: int | None = None,
-    ) -> list[Path]:
-        """All simple paths of at most ``max_hops`` (1-3) between ``a`` and ``b``.
-
-        Edges are followed in either direction and each hop records which way it was
-        walked. Shorter paths come first; at most ``limit`` paths are returned.
-        """
-        start, end = to_iri(a), to_iri(b)
-        hops = self.default_max_hops if max_hops is None else max_hops
-        if not isinstance(hops, int) or not 1 <= hops <= 3:
-            raise BadRequest(f"max_hops must be 1, 2 or 3, got {hops!r}")
-        limit = _check_limit(self.paths_limit if limit is None else limit, "paths")
-        if start == end:
-            return []
-        found: list[Path] = []
-        for length in range(1, hops + 1):
-            if len(found) >= limit:
-                break
-            rows = self._select(
-                f"paths_{length}",
-                a=start,
-                b=end,
-                limit=limit - len(found),
-                **self._common_bindings(),
-            )
-            found.extend(self._row_to_path(row, start, end, length) for row in rows)
-        return found
-
-    def _row_to_path(
-        self, row: dict[str, Term], start: NamedNode, end: NamedNode, length: int
-    ) -> Path:
-        nodes: list[Term] = [start, *(row[f"m{i}"] for i in range(1, length)), end]
-        hops = []
-        for i in range(length):
-            here, there = nodes[i], nodes[i + 1]
-            forward = _as_bool(row[f"d{i + 1}"])
-            predicate = _named(row[f"p{i + 1}"])
-            triple = (
-                Triple(_node(here), predicate, there, self.name)
-                if forward
-                else Triple(_node(there), predicate, here, self.name)
-            )
-            hops.append(Hop(triple, forward))
-        return Path(tuple(hops))
-
-    def labels(self, entities: Iterable[Term]) -> dict[Term, str]:
-        """The best label of each entity (profile language first); literals label themselves."""
-        result: dict[Term, str] = {}
-        iris: list[NamedNode] = []
-        for term in dict.fromkeys(entities):
-            if isinstance(term, Literal):
-                result[term] = term.value
-            elif isinstance(term, NamedNode):
-                iris.append(term)
-        for start in range(0, len(iris), LABEL_BATCH):
-            batch = iris[start : start + LABEL_BATCH]
-            best: dict[Term, tuple[int, str]] = {}
-            rows = self._select(
-                "labels", entities=batch, limit=len(batch) * 20, **self._common_bindings()
-            )
-            for row in rows:
-                label = row["label"]
-                if not isinstance(label, Literal):
-                    continue
-                rank = self._language_rank(label)
-                entity = row["e"]
-                if entity not in best or (rank, label.value) < best[entity]:
-                    best[entity] = (rank, label.value)
-            result.update({entity: text for entity, (_, text) in best.items()})
-        return result
-
-    def _language_rank(self, literal: Literal) -> int:
-        language = literal.language
-        if self.profile.language and language == self.profile.language:
-            return 0
-        if language is None:
-            return 1
-        if self.profile.language and language.split("-")[0] == self.profile.language:
-            return 2
-        return 3
-
-    def search(self, text: str, *, limit: int = 10) -> list[Entity]:
-        """Entities whose label or alias contains ``text`` (case-insensitive), shortest first."""
-        limit = _check_limit(limit, "search")
-        needle = text.strip()
-        if not needle:
-            raise BadRequest("search text is empty")
-        rows = self._select(
-            "search",
-            text=Literal(needle),
-            limit=limit * 5,
-            names=list(self.profile.label_predicates + self.profile.alias_predicates),
-            language=Literal(self.profile.language or ""),
-            phrase=Literal('"' + re.sub(r"[\"'*]", " ", needle) + '"'),
-        )
-        entities: dict[NamedNode, Entity] = {}
-        for row in rows:
-            entity, label = row["e"], row["label"]
-            if isinstance(entity, NamedNode) and entity not in entities:
-                entities[entity] = Entity(entity, label.value, self.name, match="search")
-            if len(entities) >= limit:
-                break
-        return list(entities.values())
-
-    def degree(self, entity: str | NamedNode) -> int:
-        """Number of relation triples (either direction) that touch ``entity``."""
-        rows = self._select("degree", entity=to_iri(entity), **self._common_bindings())
-        value = rows[0]["n"] if rows else None
-        return int(value.value) if isinstance(value, Literal) else 0
-
-    def describe(self, entity: str | NamedNode) -> Entity:
-        """Label, aliases and description of ``entity``; NotFound when the graph lacks it."""
-        node = to_iri(entity)
-        rows = self._select(
-            "describe",
-            entity=node,
-            label_predicates=list(self.profile.label_predicates),
-            alias_predicates=list(self.profile.alias_predicates) or [_NOTHING],
-            description_predicates=list(self.profile.description_predicates) or [_NOTHING],
-        )
-        if not rows:
-            raise NotFound(
-                f"{node.value} is not in graph {self.name!r}",
-                hint="check the IRI, or link a label with `kgmw link`",
-            )
-        labels: list[Literal] = []
-        aliases: list[str] = []
-        descriptions: list[Literal] = []
-        for row in rows:
-            kind, value = row.get("kind"), row.get("value")
-            if not isinstance(value, Literal) or kind is None:
-                continue
-            if kind.value == "label":
-                labels.append(value)
-            elif kind.value == "alias":
-                aliases.append(value.value)
-            elif kind.value == "description":
-                descriptions.append(value)
-        pick = sorted(labels, key=lambda lit: (self._language_rank(lit), lit.value))
-        desc = sorted(descriptions, key=lambda lit: (self._language_rank(lit), lit.value))
-        return Entity(
-            node,
-            pick[0].value if pick else None,
-            self.name,
-            aliases=tuple(dict.fromkeys(aliases)),
-            description=desc[0].value if desc else None,
-        )
-
-    def close(self) -> None:  # noqa: B027 - optional hook, most backends hold nothing
-        """Release resources; the default holds none."""
-
-
-_NOTHING = NamedNode("urn:kgmw:none")
-
-
-def _named(term: Term) -> NamedNode:
-    if not isinstance(term, NamedNode):
-        raise BadRequest(f"expected an IRI for a predicate, got {term}")
-    return term
-
-
-def _node(term: Term) -> Node:
-    if isinstance(term, Literal):
-        raise BadRequest(f"a literal cannot be a subject: {term}")
-    return term
-
-
-def _as_bool(term: Term) -> bool:
-    return isinstance(term, Literal) and term.value in ("true", "1")
+    def label_rows(self) -> Iterator[LabelRow]: ...
 
 
 def cap_result(result: QueryResult, max_rows: int | None) -> QueryResult:

@@ -20,8 +20,8 @@ import pyoxigraph as ox
 from pyoxigraph import Literal, NamedNode, Quad
 
 from middleware.errors import BadRequest, LoadError
+from middleware.kg.backends.rdflib_graph import to_oxigraph
 from middleware.kg.profiles import RDFS_LABEL, DelimitedMapping, Profile
-from middleware.kg.rdflib_graph import to_oxigraph
 
 RDF_FORMATS: dict[str, ox.RdfFormat] = {
     "nt": ox.RdfFormat.N_TRIPLES,

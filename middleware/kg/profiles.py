@@ -22,9 +22,11 @@ import yaml
 from pyoxigraph import NamedNode
 
 from middleware.errors import ConfigError, NotFound
-from middleware.resources import resource_dir
+from middleware.support.resources import resource_dir
 
 RDFS_LABEL = "http://www.w3.org/2000/01/rdf-schema#label"
+# scan: a regular expression over all labels; search: exact lookup, then the search template
+LABEL_LOOKUPS = ("scan", "search")
 
 
 @dataclass(frozen=True)
@@ -68,6 +70,7 @@ class Profile:
     relations: Path | None = None
     delimited: DelimitedMapping | None = None
     entity_prefix: str | None = None
+    label_lookup: str = "scan"  # how an endpoint finds folded label matches: scan or search
 
     @property
     def skipped_predicates(self) -> tuple[NamedNode, ...]:
@@ -155,6 +158,9 @@ def load_profile(name_or_path: str = "generic") -> Profile:
         if delimited.encode not in {"quote", "dotted"}:
             raise ConfigError(f"{where}: delimited.encode must be 'quote' or 'dotted'")
     label_predicates = _iris(data, "label_predicates", prefixes, where) or (NamedNode(RDFS_LABEL),)
+    label_lookup = str(data.get("label_lookup", "scan"))
+    if label_lookup not in LABEL_LOOKUPS:
+        raise ConfigError(f"{where}: label_lookup must be one of {', '.join(LABEL_LOOKUPS)}")
     return Profile(
         name=str(data.get("name", path.stem)),
         description=str(data.get("description", "")).strip(),
@@ -167,4 +173,5 @@ def load_profile(name_or_path: str = "generic") -> Profile:
         relations=relations_path,
         delimited=delimited,
         entity_prefix=data.get("entity_prefix"),
+        label_lookup=label_lookup,
     )

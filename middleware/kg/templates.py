@@ -19,7 +19,7 @@ from pathlib import Path
 from pyoxigraph import BlankNode, Literal, NamedNode
 
 from middleware.errors import ConfigError
-from middleware.resources import resource_dir
+from middleware.support.resources import resource_dir
 
 PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*(?:\|\s*(csv|alt)\s*)?\}\}")
 

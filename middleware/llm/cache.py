@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from middleware.llm.base import DEFAULT_MAX_TOKENS, LLM, Choice, Completion, Message
-from middleware.sqlite_file import SqliteFile
+from middleware.support.sqlite_file import SqliteFile
 
 
 def cache_key(**parts: Any) -> str:

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import os
 
+from middleware.config import Settings
 from middleware.errors import ConfigError
 from middleware.llm.base import LLM
 from middleware.llm.cache import CachedLLM, ResponseCache
 from middleware.llm.local import EmbeddedLLM
 from middleware.llm.openai_compat import OpenAICompatLLM
-from middleware.paths import cache_root
-from middleware.settings import Settings
+from middleware.support.cache_dir import cache_root
 
 BACKENDS = ("auto", "embedded", "openai")
 

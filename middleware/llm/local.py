@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import atexit
 import contextlib
-import fcntl
 import hashlib
 import io
 import os
@@ -28,6 +27,7 @@ from middleware.errors import BadRequest, ConfigError, LLMError
 from middleware.llm.base import DEFAULT_MAX_TOKENS, Choice, Completion, Message, check_options
 from middleware.llm.options import with_options
 from middleware.llm.templates import flatten
+from middleware.support.locks import file_lock
 
 DEFAULT_MODEL_NAME = "gemma-3-270m-q4_k_m.gguf"
 _LOADED: dict[tuple[str, int, int], Any] = {}
@@ -57,9 +57,7 @@ def bundled_model_path(cache_dir: Path) -> Path:
     stamp = target.with_suffix(".sha256")
     if target.is_file() and stamp.is_file() and stamp.read_text().strip() == expected:
         return target
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with (target.parent / f"{target.name}.lock").open("w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+    with file_lock(target.parent / f"{target.name}.lock"):
         if target.is_file() and stamp.is_file() and stamp.read_text().strip() == expected:
             return target
         partial = target.with_suffix(".part")

@@ -32,7 +32,7 @@ from middleware.llm.base import DEFAULT_MAX_TOKENS, Choice, Completion, Message,
 from middleware.llm.local import options_grammar
 from middleware.llm.options import match_option, retry_messages, with_options
 from middleware.llm.templates import flatten
-from middleware.retry import backoff_delay, parse_retry_after
+from middleware.support.retry import Retryable, parse_retry_after, retry_call
 
 RETRY_STATUSES = {408, 409, 429, 500, 502, 503, 504}
 APIS = ("auto", "chat", "completions")
@@ -112,50 +112,57 @@ class OpenAICompatLLM:
         that names the feature means "not supported here", whatever its status: some
         servers answer a validation failure with 500.
         """
-        attempt = 0
-        while True:
-            retry_after: float | None = None
-            try:
-                return request()
-            except openai.APITimeoutError as err:
-                cause: Exception = err
-                give_up: LLMError = LLMTimeout(
+        return retry_call(
+            lambda: self._attempt(what, request, feature=feature),
+            retries=self.retries,
+            backoff=self.backoff,
+            max_wait=self.max_retry_wait,
+            too_long=lambda wait, reason: LLMError(
+                f"LLM server {self.base_url} asked to retry after {wait:g} s",
+                hint=f"that is longer than max_retry_wait ({self.max_retry_wait:g} s)",
+                url=self.base_url,
+            ),
+            sleep=self._sleep,
+        )
+
+    def _attempt(self, what: str, request: Callable[[], Any], *, feature: bool) -> Any:
+        """One API request; a failure that another try may fix is a Retryable."""
+        try:
+            return request()
+        except openai.APITimeoutError as err:
+            raise Retryable(
+                lambda attempts: LLMTimeout(
                     f"LLM server {self.base_url} timed out on {what}: "
                     f"no answer within {self.timeout:g} s",
                     hint="raise llm_timeout or check the server's load",
                     url=self.base_url,
-                )
-            except openai.APIConnectionError as err:
-                cause = err
-                give_up = LLMError(
-                    f"LLM server {self.base_url} failed on {what}: "
-                    f"cannot connect ({err.__cause__ or err})",
+                ),
+                cause=err,
+            ) from err
+        except openai.APIConnectionError as err:
+            reason = f"cannot connect ({err.__cause__ or err})"
+            raise Retryable(
+                lambda attempts: LLMError(
+                    f"LLM server {self.base_url} failed on {what}: {reason}",
                     hint="is the server running, and llm_base_url right?",
                     url=self.base_url,
-                )
-            except openai.APIStatusError as err:
-                cause = err
-                self._refuse_at_once(err, what, feature=feature)
-                retry_after = parse_retry_after(err.response.headers.get("retry-after"))
-                if retry_after is not None and retry_after > self.max_retry_wait:
-                    raise LLMError(
-                        f"LLM server {self.base_url} asked to retry after {retry_after:g} s",
-                        hint=f"that is longer than max_retry_wait ({self.max_retry_wait:g} s)",
-                        url=self.base_url,
-                    ) from err
-                give_up = LLMError(
+                ),
+                cause=err,
+            ) from err
+        except openai.APIStatusError as err:
+            self._refuse_at_once(err, what, feature=feature)
+            status, detail = err.status_code, _detail(err)
+            raise Retryable(
+                lambda attempts: LLMError(
                     f"LLM server {self.base_url} failed on {what} after "
-                    f"{attempt + 1} attempts: HTTP {err.status_code}: {_detail(err)}",
+                    f"{attempts} attempts: HTTP {status}: {detail}",
                     hint="the server may be overloaded; try later or raise llm_retries",
                     url=self.base_url,
-                )
-            if attempt >= self.retries:
-                raise give_up from cause
-            attempt += 1
-            wait = retry_after
-            if wait is None:
-                wait = backoff_delay(attempt, backoff=self.backoff, cap=self.max_retry_wait)
-            self._sleep(wait)
+                ),
+                reason=f"HTTP {status}",
+                retry_after=parse_retry_after(err.response.headers.get("retry-after")),
+                cause=err,
+            ) from err
 
     def _refuse_at_once(self, err: openai.APIStatusError, what: str, *, feature: bool) -> None:
         """Raise for answers that retrying cannot fix: bad key, unsupported feature, 4xx."""

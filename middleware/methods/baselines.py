@@ -15,11 +15,11 @@ from __future__ import annotations
 
 import re
 
-from middleware.linking import EntityLinker
 from middleware.llm.options import match_option
 from middleware.llm.templates import render
 from middleware.methods.base import Answer, AnswerEntity, MethodBase, Run, clean_answer
 from middleware.methods.grounding import ground_answer
+from middleware.text.linking import EntityLinker
 
 _MARKER = re.compile(r"so the answer is\s*:?", re.IGNORECASE)
 

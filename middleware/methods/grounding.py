@@ -20,8 +20,9 @@ from collections.abc import Mapping
 
 from pyoxigraph import NamedNode
 
-from middleware.linking import EntityLinker, fold
 from middleware.methods.base import AnswerEntity
+from middleware.text.folding import fold
+from middleware.text.linking import EntityLinker
 
 _PIECES = re.compile(r",|;|\band\b|\bor\b|/|\n", re.IGNORECASE)
 _EXACT_MATCHES = ("exact", "alias", "folded", "folded-alias")

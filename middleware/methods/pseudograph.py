@@ -13,8 +13,8 @@
 5. ``verify`` (LLM call 2): the draft rewritten against the ground graph.
 6. ``answer`` (LLM call 3): the answer from the fixed graph, grounded to IRIs.
 
->>> from middleware.embeddings import HashEncoder
->>> from middleware.kg.local import LocalStore
+>>> from middleware.text.embeddings import HashEncoder
+>>> from middleware.kg.backends.local import LocalStore
 >>> from middleware.llm.scripted import ScriptedLLM
 >>> kg = LocalStore(profile="metaqa", name="films")
 >>> _ = kg.load_text("Heat|directed_by|Michael Mann\\nHeat|release_year|1995\\n", name="kb.txt")
@@ -35,11 +35,8 @@ from typing import Any
 from pyoxigraph import NamedNode
 
 from middleware.config.methods import PseudoGraphSettings
-from middleware.embeddings.encoders import Encoder
 from middleware.kg.base import KnowledgeGraph
-from middleware.kg.multi import SourceFailure, fan_out
 from middleware.kg.terms import Term
-from middleware.linking import EntityLinker, fold
 from middleware.llm.base import LLM
 from middleware.llm.templates import render
 from middleware.methods.base import (
@@ -63,7 +60,11 @@ from middleware.methods.semantic import (
     neighbourhood,
     top_matches,
 )
-from middleware.verbalize import Verbalizer
+from middleware.methods.sources import SourceFailure, fan_out
+from middleware.text.embeddings.encoders import Encoder
+from middleware.text.folding import fold
+from middleware.text.linking import EntityLinker
+from middleware.text.verbalize import Verbalizer
 
 _BRACES = re.compile(r"\{([^{}\n]+)\}")
 

@@ -5,8 +5,8 @@ neighbourhoods are verbalized and embedded with the question; the ``top_k`` most
 similar triples go to the LLM with the question, in one call. It is the pseudo-graph
 method without the draft and the verification, so comparing the two shows what they add.
 
->>> from middleware.embeddings import HashEncoder
->>> from middleware.kg.local import LocalStore
+>>> from middleware.text.embeddings import HashEncoder
+>>> from middleware.kg.backends.local import LocalStore
 >>> from middleware.llm.scripted import ScriptedLLM
 >>> kg = LocalStore(profile="metaqa", name="films")
 >>> _ = kg.load_text("Heat|directed_by|Michael Mann\\nHeat|release_year|1995\\n", name="kb.txt")
@@ -19,16 +19,16 @@ from __future__ import annotations
 
 from pyoxigraph import NamedNode
 
-from middleware.embeddings.encoders import Encoder
 from middleware.kg.base import KnowledgeGraph
-from middleware.kg.multi import fan_out
-from middleware.linking import EntityLinker
 from middleware.llm.base import LLM
 from middleware.llm.templates import render
 from middleware.methods.base import Answer, Evidence, EvidenceTriple, MethodBase, Run, clean_answer
 from middleware.methods.grounding import ground_answer
 from middleware.methods.semantic import BaseTriple, link_question, neighbourhood, top_matches
-from middleware.verbalize import Verbalizer
+from middleware.methods.sources import fan_out
+from middleware.text.embeddings.encoders import Encoder
+from middleware.text.linking import EntityLinker
+from middleware.text.verbalize import Verbalizer
 
 
 class QSM(MethodBase):

@@ -2,18 +2,18 @@
 
 from __future__ import annotations
 
+from middleware.config import Settings
 from middleware.config.methods import PseudoGraphSettings, QSMSettings, RoKSettings
-from middleware.embeddings.factory import open_encoder
 from middleware.errors import BadRequest
 from middleware.kg.base import KnowledgeGraph
-from middleware.linking import EntityLinker
 from middleware.llm.base import LLM
 from middleware.methods.base import Method
 from middleware.methods.baselines import IO, CoT
 from middleware.methods.pseudograph import PseudoGraph
 from middleware.methods.qsm import QSM
 from middleware.methods.rok import RoK
-from middleware.settings import Settings
+from middleware.text.embeddings.factory import open_encoder
+from middleware.text.linking import EntityLinker
 
 METHODS: dict[str, str] = {
     "rok": "RoK: key entities, PageRank-ranked paths, one neighbour filter; 3-4 LLM calls",

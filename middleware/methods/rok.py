@@ -29,7 +29,6 @@ from middleware.config.methods import RoKSettings
 from middleware.errors import BadRequest
 from middleware.kg.base import Entity, KnowledgeGraph, Path
 from middleware.kg.terms import Term
-from middleware.linking import EntityLinker, fold
 from middleware.llm.base import LLM
 from middleware.llm.templates import render
 from middleware.methods.base import (
@@ -55,7 +54,9 @@ from middleware.methods.paths import (
     spread,
     subgraph,
 )
-from middleware.verbalize import Verbalizer
+from middleware.text.folding import fold
+from middleware.text.linking import EntityLinker
+from middleware.text.verbalize import Verbalizer
 
 MAX_MENTIONS = 30
 _NUMBER = re.compile(r"\d+")
@@ -143,7 +144,7 @@ def order_key_entities(
 class RoK(MethodBase):
     """Reasoning on efficient knowledge paths over one graph.
 
-    >>> from middleware.kg.local import LocalStore
+    >>> from middleware.kg.backends.local import LocalStore
     >>> from middleware.llm.scripted import ScriptedLLM
     >>> kg = LocalStore(profile="metaqa")
     >>> _ = kg.load_text("Heat|directed_by|Michael Mann\\nHeat|starred_actors|Al Pacino\\n", name="kb.txt")

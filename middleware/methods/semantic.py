@@ -5,11 +5,11 @@ Names (from a pseudo-graph or the question) are linked to a source's entities; t
 graph*; base triples and query texts are verbalized and embedded, and each query keeps
 its most similar base triples by cosine.
 
->>> from middleware.embeddings import HashEncoder
->>> from middleware.kg.local import LocalStore
+>>> from middleware.text.embeddings import HashEncoder
+>>> from middleware.kg.backends.local import LocalStore
 >>> kg = LocalStore(profile="metaqa", name="films")
 >>> _ = kg.load_text("Heat|directed_by|Michael Mann\\nHeat|release_year|1995\\n", name="kb.txt")
->>> from middleware.linking import EntityLinker
+>>> from middleware.text.linking import EntityLinker
 >>> linked, unlinked = link_names(EntityLinker(kg), ["Heat", "Nowhere"], per_name=2)
 >>> [(n.name, n.entity.label) for n in linked], unlinked
 ([('Heat', 'Heat')], ['Nowhere'])
@@ -29,11 +29,11 @@ from typing import Any
 
 from pyoxigraph import NamedNode
 
-from middleware.embeddings.encoders import Vectors
-from middleware.embeddings.index import VectorIndex
 from middleware.kg.base import Entity, KnowledgeGraph, Triple
-from middleware.linking import EntityLinker
-from middleware.verbalize import Verbalizer
+from middleware.text.embeddings.encoders import Vectors
+from middleware.text.embeddings.index import VectorIndex
+from middleware.text.linking import EntityLinker
+from middleware.text.verbalize import Verbalizer
 
 LINK_MATCHES = ("exact", "alias", "folded", "folded-alias", "fuzzy")
 

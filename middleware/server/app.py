@@ -1,6 +1,6 @@
 """The Flask app factory: routes, the error handler, keys, limits, CORS and metrics.
 
->>> from middleware.kg.local import LocalStore
+>>> from middleware.kg.backends.local import LocalStore
 >>> from middleware.llm.scripted import ScriptedLLM
 >>> app = create_app(llm=ScriptedLLM(default="Paris"), graphs={"demo": LocalStore()})
 >>> app.test_client().get("/healthz").get_json()
@@ -15,8 +15,9 @@ from collections.abc import Mapping
 from flask import Flask, Response, g, request
 from werkzeug.exceptions import RequestEntityTooLarge
 
+from middleware.config import Settings
 from middleware.errors import PayloadTooLarge
-from middleware.kg.base import GraphOperations
+from middleware.kg.operations import GraphOperations
 from middleware.llm.base import LLM
 from middleware.server import answers, chat, sparql_proxy, status
 from middleware.server.context import METRICS_KEY, STATE_KEY
@@ -24,7 +25,6 @@ from middleware.server.errors import register_error_handlers
 from middleware.server.guard import ApiKeys, CorsPolicy, RateLimiter
 from middleware.server.metrics import Metrics
 from middleware.server.state import ServiceState
-from middleware.settings import Settings
 
 # Routes anyone may call: probes, the description, and the page (its requests need a key).
 OPEN_ENDPOINTS = {

@@ -16,7 +16,7 @@ from pyoxigraph import Literal, NamedNode
 from middleware.kg.base import KnowledgeGraph, Triple
 from middleware.kg.terms import Term
 from middleware.methods.base import Answer
-from middleware.verbalize import Verbalizer
+from middleware.text.verbalize import Verbalizer
 
 MAX_EDGES = 200
 

@@ -11,15 +11,15 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
+from middleware.config import Settings
 from middleware.errors import BadRequest, NotFound
-from middleware.kg.base import GraphOperations
+from middleware.kg.open import open_graph
+from middleware.kg.operations import GraphOperations
 from middleware.llm.base import LLM
 from middleware.llm.factory import open_llm
 from middleware.llm.ledger import Budget
 from middleware.methods.base import Method
 from middleware.methods.registry import METHODS, build_method
-from middleware.settings import Settings
-from middleware.sources import open_graph
 
 DEFAULT_SOURCE = "default"
 

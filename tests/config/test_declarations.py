@@ -69,7 +69,7 @@ def test_tables_do_not_share_names_and_hold_only_their_prefix() -> None:
 
 
 def test_old_import_path_still_works() -> None:
-    from middleware.settings import Settings as Old
+    from middleware.config import Settings as Old
 
     assert Old is Settings
 

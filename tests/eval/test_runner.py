@@ -13,12 +13,12 @@ from middleware.eval.items import EvalItem
 from middleware.eval.loaders import load_jsonl
 from middleware.eval.runner import Evaluator, ResultsFile, plan
 from middleware.eval.scoring import TIMING_KEYS, Scorer
-from middleware.kg.local import LocalStore
+from middleware.kg.backends.local import LocalStore
+from middleware.kg.sample import sample_store
 from middleware.llm.ledger import Budget
 from middleware.llm.scripted import ScriptedLLM
 from middleware.methods.baselines import IO
 from middleware.methods.rok import RoK
-from middleware.sample import sample_store
 from tests.cli_helpers import rok_script
 from tests.conftest import DATA
 

@@ -6,7 +6,8 @@ import pytest
 from pyoxigraph import Literal, NamedNode
 
 from middleware.errors import BadRequest, NotFound, ReadOnlyViolation
-from middleware.kg.base import GraphOperations, KnowledgeGraph
+from middleware.kg.base import KnowledgeGraph
+from middleware.kg.operations import GraphOperations
 
 EX = "http://example.org/film/"
 

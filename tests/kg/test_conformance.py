@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 import rdflib
 
-from middleware.kg.endpoint import SparqlEndpoint
-from middleware.kg.local import LocalStore
-from middleware.kg.rdflib_graph import RdflibGraph
+from middleware.kg.backends.endpoint import SparqlEndpoint
+from middleware.kg.backends.local import LocalStore
+from middleware.kg.backends.rdflib_graph import RdflibGraph
 from tests.conftest import DATA
 from tests.kg.conformance import GraphConformance
 

@@ -13,7 +13,7 @@ from typing import ClassVar
 import pytest
 
 from middleware.errors import EndpointError, EndpointTimeout, ReadOnlyViolation
-from middleware.kg.endpoint import SparqlEndpoint
+from middleware.kg.backends.endpoint import SparqlEndpoint
 
 GOOD = b'{"head":{"vars":["x"]},"results":{"bindings":[{"x":{"type":"uri","value":"http://e.org/a"}}]}}'
 QUERY = "SELECT ?x WHERE { ?x ?p ?o } LIMIT 1"

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from middleware.kg.endpoint import SparqlEndpoint
-from middleware.linking import EntityLinker
+from middleware.kg.backends.endpoint import SparqlEndpoint
+from middleware.text.linking import EntityLinker
 
 pytestmark = pytest.mark.live
 WIKIDATA = "https://query.wikidata.org/sparql"

@@ -15,7 +15,7 @@ import pytest
 from pyoxigraph import NamedNode
 
 from middleware.errors import BadRequest, LoadError
-from middleware.kg.local import LocalStore
+from middleware.kg.backends.local import LocalStore
 from tests.conftest import DATA
 
 NT = '<http://e.org/a> <http://e.org/p> <http://e.org/b> .\n<http://e.org/a> <http://www.w3.org/2000/01/rdf-schema#label> "A" .\n'

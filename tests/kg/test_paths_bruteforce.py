@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from pyoxigraph import NamedNode
 
-from middleware.kg.bruteforce import brute_force_paths, path_key, relation_graph, sample_pairs
-from middleware.kg.local import LocalStore
-from middleware.resources import data_file
+from middleware.kg.backends.local import LocalStore
+from middleware.support.resources import data_file
+from tests.kg.bruteforce import brute_force_paths, path_key, relation_graph, sample_pairs
 
 PAIRS = 100
 

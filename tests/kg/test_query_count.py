@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 
-from middleware.sample import sample_store
+from middleware.kg.sample import sample_store
 
 
 def test_each_thread_counts_its_own_queries() -> None:

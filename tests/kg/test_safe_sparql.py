@@ -11,10 +11,10 @@ from pyoxigraph import Literal, NamedNode, Quad
 from rdflib.plugins.sparql import prepareQuery
 
 from middleware.errors import BadRequest, NotFound
-from middleware.kg.endpoint import SparqlEndpoint
-from middleware.kg.local import LocalStore
+from middleware.kg.backends.endpoint import SparqlEndpoint
+from middleware.kg.backends.local import LocalStore
 from middleware.kg.templates import TemplateSet
-from middleware.linking import EntityLinker
+from middleware.text.linking import EntityLinker
 
 RDFS_LABEL = NamedNode("http://www.w3.org/2000/01/rdf-schema#label")
 P = NamedNode("http://e.org/p")

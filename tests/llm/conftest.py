@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from middleware.llm.local import EmbeddedLLM, bundled_model_path
-from middleware.paths import cache_root
+from middleware.support.cache_dir import cache_root
 from tests.conftest import free_port, wait_until_up
 
 

@@ -8,11 +8,11 @@ import pytest
 import rdflib
 from rdflib.namespace import RDF
 
-from middleware.kg.local import LocalStore
+from middleware.kg.backends.local import LocalStore
 from middleware.llm.scripted import ScriptedLLM
 from middleware.methods.base import Answer
 from middleware.methods.rok import RoK
-from middleware.resources import resource_dir
+from middleware.support.resources import resource_dir
 
 KGMW = rdflib.Namespace("https://kgmw.dev/ns#")
 PROV = rdflib.Namespace("http://www.w3.org/ns/prov#")

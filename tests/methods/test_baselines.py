@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
+from middleware.config import Settings
 from middleware.errors import BadRequest
-from middleware.kg.local import LocalStore
+from middleware.kg.backends.local import LocalStore
 from middleware.llm.scripted import ScriptedLLM
 from middleware.methods.baselines import IO, CoT, answer_after_marker
 from middleware.methods.registry import build_method
-from middleware.settings import Settings
 
 
 @pytest.fixture(scope="module")

@@ -15,13 +15,13 @@ from pathlib import Path
 
 import pytest
 
-from middleware.embeddings.factory import open_encoder
-from middleware.kg.endpoint import SparqlEndpoint
-from middleware.kg.local import LocalStore
+from middleware.config import Settings
+from middleware.kg.backends.endpoint import SparqlEndpoint
+from middleware.kg.backends.local import LocalStore
 from middleware.llm.scripted import ScriptedLLM
 from middleware.methods.base import Answer
 from middleware.methods.pseudograph import PseudoGraph
-from middleware.settings import Settings
+from middleware.text.embeddings.factory import open_encoder
 from tests.conftest import DATA, start_oxigraph
 
 MULTI = DATA / "multi"

@@ -7,13 +7,13 @@ import re
 import numpy as np
 import pytest
 
-from middleware.embeddings import HashEncoder
 from middleware.errors import BudgetExceeded
-from middleware.kg.local import LocalStore
+from middleware.kg.backends.local import LocalStore
 from middleware.llm.ledger import Budget
 from middleware.llm.scripted import ScriptedLLM
 from middleware.methods.pseudograph import PseudoGraph, PseudoGraphConfig, parse_fact_lines
 from middleware.methods.qsm import QSM
+from middleware.text.embeddings import HashEncoder
 
 FACTS = """Heat|directed_by|Michael Mann
 Heat|starred_actors|Al Pacino
@@ -103,8 +103,8 @@ def test_each_pseudo_triple_keeps_its_ten_best_base_triples(films: LocalStore) -
 
 
 def _heat_texts(graph: LocalStore) -> list[str]:
-    from middleware.linking import EntityLinker
     from middleware.methods.semantic import neighbourhood
+    from middleware.text.linking import EntityLinker
 
     heat = EntityLinker(graph).best("Heat")
     assert heat is not None

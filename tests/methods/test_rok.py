@@ -7,12 +7,12 @@ import re
 import pytest
 
 from middleware.errors import BadRequest, BudgetExceeded, ConfigError
-from middleware.kg.endpoint import SparqlEndpoint
-from middleware.kg.local import LocalStore
-from middleware.linking import EntityLinker
+from middleware.kg.backends.endpoint import SparqlEndpoint
+from middleware.kg.backends.local import LocalStore
 from middleware.llm.ledger import Budget
 from middleware.llm.scripted import ScriptedLLM
 from middleware.methods.rok import RoK, RoKConfig, order_key_entities, parse_entity_list
+from middleware.text.linking import EntityLinker
 
 KB = """\
 Titanic|directed_by|James Cameron

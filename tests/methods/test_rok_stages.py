@@ -9,8 +9,8 @@ import pytest
 from pyoxigraph import NamedNode
 
 from middleware.errors import BadRequest
+from middleware.kg.backends.local import LocalStore
 from middleware.kg.base import Hop, Path, Triple
-from middleware.kg.local import LocalStore
 from middleware.methods.pagerank import pagerank
 from middleware.methods.paths import (
     canonical_key,
@@ -46,7 +46,7 @@ def iri(kg: LocalStore, label: str) -> NamedNode:
 
 
 def texts(kg: LocalStore, paths: list[Path]) -> set[str]:
-    from middleware.verbalize import Verbalizer
+    from middleware.text.verbalize import Verbalizer
 
     return {Verbalizer(kg).path(p) for p in paths}
 
@@ -181,7 +181,7 @@ def test_neighbours_drop_main_path_triples_and_its_relations(kg: LocalStore) -> 
     # same relation on the same side as the main path, so it goes.
     assert report.on_main_path == 2
     assert report.same_relation == 1
-    from middleware.verbalize import Verbalizer
+    from middleware.text.verbalize import Verbalizer
 
     shown = {Verbalizer(kg).triple(c.triple) for c in report.candidates}
     assert shown == {"Film A | starring | Actor P", "Film A | has genre | Drama"}

@@ -10,12 +10,12 @@ import pytest
 from flask import Flask
 from werkzeug.serving import make_server
 
-from middleware.kg.local import LocalStore
+from middleware.config import Settings
+from middleware.kg.backends.local import LocalStore
+from middleware.kg.sample import sample_store
 from middleware.llm.local import EmbeddedLLM, bundled_model_path
-from middleware.paths import cache_root
-from middleware.sample import sample_store
 from middleware.server import create_app
-from middleware.settings import Settings
+from middleware.support.cache_dir import cache_root
 from tests.cli_helpers import rok_script
 
 

@@ -8,8 +8,8 @@ import httpx
 import pytest
 from flask import Flask
 
-from middleware.kg.endpoint import SparqlEndpoint
-from middleware.kg.local import LocalStore
+from middleware.kg.backends.endpoint import SparqlEndpoint
+from middleware.kg.backends.local import LocalStore
 from middleware.llm.scripted import ScriptedLLM
 from middleware.server import create_app
 from middleware.server.state import ServiceState

@@ -12,7 +12,7 @@ import openai
 import pytest
 from flask import Flask
 
-from middleware.kg.local import LocalStore
+from middleware.kg.backends.local import LocalStore
 from middleware.llm.local import EmbeddedLLM
 from middleware.server import create_app
 from tests.cli_helpers import rok_script

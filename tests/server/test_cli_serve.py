@@ -87,7 +87,7 @@ def test_serve_warns_when_open_beyond_loopback() -> None:
 
     from middleware.cli import cli
     from middleware.cli_serve import _announce
-    from middleware.settings import Settings
+    from middleware.config import Settings
 
     settings = Settings.load(config_path=None, env={}, overrides={"server_host": "0.0.0.0"})
     runner = CliRunner()

@@ -10,7 +10,7 @@ import pytest
 from flask import Flask
 
 from middleware.errors import RateLimited
-from middleware.kg.local import LocalStore
+from middleware.kg.backends.local import LocalStore
 from middleware.server import create_app
 from middleware.server.guard import ApiKeys, RateLimiter
 from tests.cli_helpers import rok_script

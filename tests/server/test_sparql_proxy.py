@@ -11,7 +11,7 @@ from flask import Flask
 from SPARQLWrapper import CSV, JSON, POST, TSV, XML, SPARQLWrapper
 from SPARQLWrapper.SPARQLExceptions import QueryBadFormed
 
-from middleware.kg.local import LocalStore
+from middleware.kg.backends.local import LocalStore
 from middleware.server import create_app
 from tests.server.conftest import LiveServer, settings
 

@@ -1,7 +1,7 @@
 """Vectors on disk, keyed by encoder name and text, so no text is encoded twice.
 
 >>> import tempfile, pathlib
->>> from middleware.embeddings.encoders import HashEncoder
+>>> from middleware.text.embeddings.encoders import HashEncoder
 >>> folder = pathlib.Path(tempfile.mkdtemp())
 >>> enc = CachedEncoder(HashEncoder(dim=8), EmbeddingCache(folder / "vectors.sqlite"))
 >>> _ = enc.encode(["a b", "c"]); _ = enc.encode(["c", "d"])
@@ -18,8 +18,8 @@ from pathlib import Path
 import numpy as np
 from tqdm import tqdm
 
-from middleware.embeddings.encoders import Encoder, Vectors
-from middleware.sqlite_file import SqliteFile
+from middleware.support.sqlite_file import SqliteFile
+from middleware.text.embeddings.encoders import Encoder, Vectors
 
 _CHUNK = 500
 

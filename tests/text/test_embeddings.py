@@ -7,7 +7,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from middleware.embeddings import (
+from middleware.config import Settings
+from middleware.errors import BadRequest, ConfigError
+from middleware.text.embeddings import (
     CachedEncoder,
     EmbeddingCache,
     HashEncoder,
@@ -15,8 +17,6 @@ from middleware.embeddings import (
     VectorIndex,
     open_encoder,
 )
-from middleware.errors import BadRequest, ConfigError
-from middleware.settings import Settings
 
 
 class CountingEncoder(HashEncoder):

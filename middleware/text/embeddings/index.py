@@ -16,8 +16,8 @@ from typing import Any, Generic, TypeVar
 import numpy as np
 import numpy.typing as npt
 
-from middleware.embeddings.encoders import Vectors, normalize
 from middleware.errors import BadRequest
+from middleware.text.embeddings.encoders import Vectors, normalize
 
 T = TypeVar("T")
 DEFAULT_FAISS_THRESHOLD = 50_000

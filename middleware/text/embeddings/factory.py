@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from middleware.embeddings.cache import CachedEncoder, EmbeddingCache
-from middleware.embeddings.encoders import Encoder, HashEncoder, SentenceEncoder
+from middleware.config import Settings
 from middleware.errors import ConfigError
-from middleware.paths import cache_root
-from middleware.settings import Settings
+from middleware.support.cache_dir import cache_root
+from middleware.text.embeddings.cache import CachedEncoder, EmbeddingCache
+from middleware.text.embeddings.encoders import Encoder, HashEncoder, SentenceEncoder
 
 
 def embedding_cache_path(settings: Settings) -> str:

@@ -4,9 +4,10 @@ import pytest
 from pyoxigraph import NamedNode
 
 from middleware.errors import BadRequest
-from middleware.kg.endpoint import SparqlEndpoint
-from middleware.kg.local import LocalStore
-from middleware.linking import EntityLinker, fold
+from middleware.kg.backends.endpoint import SparqlEndpoint
+from middleware.kg.backends.local import LocalStore
+from middleware.text.folding import fold
+from middleware.text.linking import EntityLinker
 from tests.conftest import DATA
 
 EX = "http://example.org/film/"

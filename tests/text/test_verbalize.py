@@ -2,9 +2,9 @@ from __future__ import annotations
 
 from pyoxigraph import Literal, NamedNode
 
+from middleware.kg.backends.local import LocalStore
 from middleware.kg.base import Hop, Path, Triple
-from middleware.kg.local import LocalStore
-from middleware.verbalize import Verbalizer
+from middleware.text.verbalize import Verbalizer
 from tests.conftest import DATA
 
 EX = "http://example.org/film/"

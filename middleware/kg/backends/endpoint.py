@@ -1,0 +1,244 @@
+"""SparqlEndpoint: any SPARQL 1.1 endpoint through SPARQLWrapper, read-only.
+
+Every query carries a User-Agent and a timeout. 429, 5xx and dropped connections
+are retried a bounded number of times with exponential backoff, waiting what a
+``Retry-After`` header asks (up to ``max_retry_wait``); other 4xx answers and
+timeouts are not retried. Responses are parsed strictly: an HTML page, truncated
+JSON or an oversized body ends in an :class:`EndpointError` naming the endpoint.
+"""
+
+from __future__ import annotations
+
+import http.client
+import socket
+import time
+import urllib.error
+from collections.abc import Callable
+from typing import Any
+
+import pyoxigraph as ox
+from SPARQLWrapper import GET, JSON, POST, TURTLE, SPARQLWrapper
+from SPARQLWrapper.SPARQLExceptions import (
+    EndPointInternalError,
+    EndPointNotFound,
+    QueryBadFormed,
+    SPARQLWrapperException,
+    Unauthorized,
+    URITooLong,
+)
+
+from middleware.errors import BadRequest, EndpointError, EndpointTimeout, ReadOnlyViolation
+from middleware.kg.base import QueryResult, cap_result
+from middleware.kg.operations import GraphOperations
+from middleware.kg.profiles import Profile, load_profile
+from middleware.kg.terms import Term
+from middleware.support.retry import Retryable, parse_retry_after, retry_call
+
+RETRY_STATUSES = {429, 500, 502, 503, 504}
+MAX_GET_URL = 2000
+MAX_RESPONSE_BYTES = 64 * 1024 * 1024
+_RESULT_TYPES = {
+    "application/sparql-results+json": ox.QueryResultsFormat.JSON,
+    "application/json": ox.QueryResultsFormat.JSON,
+    "application/sparql-results+xml": ox.QueryResultsFormat.XML,
+    "application/xml": ox.QueryResultsFormat.XML,
+    "text/xml": ox.QueryResultsFormat.XML,
+    "text/csv": ox.QueryResultsFormat.CSV,
+    "text/tab-separated-values": ox.QueryResultsFormat.TSV,
+}
+_GRAPH_TYPES = {
+    "text/turtle": ox.RdfFormat.TURTLE,
+    "application/x-turtle": ox.RdfFormat.TURTLE,
+    "application/n-triples": ox.RdfFormat.N_TRIPLES,
+    "text/plain": ox.RdfFormat.N_TRIPLES,
+    "application/rdf+xml": ox.RdfFormat.RDF_XML,
+    "application/ld+json": ox.RdfFormat.JSON_LD,
+    "text/rdf+n3": ox.RdfFormat.N3,
+    "text/n3": ox.RdfFormat.N3,
+}
+
+
+class SparqlEndpoint(GraphOperations):
+    """A remote SPARQL 1.1 query endpoint.
+
+    >>> ep = SparqlEndpoint("http://localhost:7878/query", profile="generic")
+    >>> ep.name
+    'localhost:7878'
+    """
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        profile: str | Profile | None = None,
+        name: str | None = None,
+        timeout: float = 30.0,
+        retries: int = 3,
+        backoff: float = 0.5,
+        max_retry_wait: float = 30.0,
+        user_agent: str = "kg-middleware/0.1",
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        if not url.startswith(("http://", "https://")):
+            raise BadRequest(f"endpoint URL must start with http:// or https://, got {url!r}")
+        self.url = url
+        self.profile = (
+            profile if isinstance(profile, Profile) else load_profile(profile or "generic")
+        )
+        self.name = name or url.split("://", 1)[1].split("/", 1)[0]
+        self.default_timeout = timeout
+        self.retries = max(0, retries)
+        self.backoff = backoff
+        self.max_retry_wait = max_retry_wait
+        self.user_agent = user_agent
+        self._sleep = sleep
+        super().__init__()
+
+    def _execute(self, sparql: str, timeout: float, max_rows: int | None = None) -> QueryResult:
+        return retry_call(
+            lambda: cap_result(self._attempt(sparql, timeout), max_rows),
+            retries=self.retries,
+            backoff=self.backoff,
+            max_wait=self.max_retry_wait,
+            too_long=self._asked_too_long,
+            sleep=self._sleep,
+        )
+
+    def _retry(self, reason: str, retry_after: float | None = None) -> Retryable:
+        """A failure worth another try; past the last one, an EndpointError saying why."""
+        return Retryable(
+            lambda attempts: EndpointError(
+                f"endpoint {self.url} failed after {attempts} attempts: {reason}",
+                hint="the endpoint may be overloaded; try later or raise --retries",
+                endpoint=self.url,
+            ),
+            reason=reason,
+            retry_after=retry_after,
+        )
+
+    def _asked_too_long(self, wait: float, reason: str) -> EndpointError:
+        return EndpointError(
+            f"endpoint {self.url} asked to retry after {wait:g} s ({reason})",
+            hint=f"that is longer than max_retry_wait ({self.max_retry_wait:g} s)",
+            endpoint=self.url,
+        )
+
+    def _client(self, sparql: str, timeout: float) -> SPARQLWrapper:
+        client = SPARQLWrapper(self.url, agent=self.user_agent)
+        client.setQuery(sparql)
+        if client.isSparqlUpdateRequest():
+            raise ReadOnlyViolation("refusing to send a SPARQL update to an endpoint")
+        graph_query = client.queryType in ("CONSTRUCT", "DESCRIBE")
+        client.setReturnFormat(TURTLE if graph_query else JSON)
+        client.setTimeout(max(1, round(timeout)))
+        long_query = len(self.url) + 3 * len(sparql) > MAX_GET_URL
+        client.setMethod(POST if long_query else GET)
+        return client
+
+    def _attempt(self, sparql: str, timeout: float) -> QueryResult:
+        client = self._client(sparql, timeout)
+        deadline = time.monotonic() + timeout
+        try:
+            response = client.query().response
+            content_type = (
+                (response.headers.get("Content-Type") or "").split(";")[0].strip().lower()
+            )
+            body = self._read(response, deadline, timeout)
+        except urllib.error.HTTPError as err:
+            retry_after = parse_retry_after(err.headers.get("Retry-After") if err.headers else None)
+            if err.code in RETRY_STATUSES:
+                raise self._retry(f"HTTP {err.code} {err.reason}", retry_after) from None
+            raise EndpointError(
+                f"endpoint {self.url} answered HTTP {err.code} {err.reason}", endpoint=self.url
+            ) from err
+        except EndPointInternalError as err:
+            raise self._retry(f"HTTP 500: {_short(err)}") from None
+        except (QueryBadFormed, URITooLong) as err:
+            raise EndpointError(
+                f"endpoint {self.url} rejected the query: {_short(err)}", endpoint=self.url
+            ) from err
+        except (EndPointNotFound, Unauthorized) as err:
+            raise EndpointError(f"endpoint {self.url}: {_short(err)}", endpoint=self.url) from err
+        except SPARQLWrapperException as err:
+            raise EndpointError(f"endpoint {self.url}: {_short(err)}", endpoint=self.url) from err
+        except TimeoutError as err:
+            raise self._timeout(timeout) from err
+        except urllib.error.URLError as err:
+            if isinstance(err.reason, TimeoutError | socket.timeout):
+                raise self._timeout(timeout) from err
+            raise self._retry(f"cannot connect: {err.reason}") from None
+        except (ConnectionError, http.client.HTTPException) as err:
+            raise self._retry(f"connection dropped: {err!r}") from None
+        return self._parse(body, content_type, client.queryType or "SELECT")
+
+    def _timeout(self, timeout: float) -> EndpointTimeout:
+        return EndpointTimeout(
+            f"endpoint {self.url} did not answer within {timeout:g} s",
+            hint="simplify the query or raise --timeout",
+            endpoint=self.url,
+        )
+
+    def _read(self, response: Any, deadline: float, timeout: float) -> bytes:
+        chunks: list[bytes] = []
+        size = 0
+        # read1 returns whatever has arrived, so a trickling body still meets the deadline
+        read = getattr(response, "read1", response.read)
+        while True:
+            if time.monotonic() > deadline:
+                raise self._timeout(timeout)
+            chunk = read(65536)
+            if not chunk:
+                return b"".join(chunks)
+            size += len(chunk)
+            if size > MAX_RESPONSE_BYTES:
+                raise EndpointError(
+                    f"endpoint {self.url} sent more than {MAX_RESPONSE_BYTES // 2**20} MiB",
+                    hint="add a LIMIT to the query",
+                    endpoint=self.url,
+                )
+            chunks.append(chunk)
+
+    def _parse(self, body: bytes, content_type: str, query_type: str) -> QueryResult:
+        try:
+            if query_type in ("CONSTRUCT", "DESCRIBE"):
+                fmt = _GRAPH_TYPES.get(content_type)
+                if fmt is None:
+                    raise self._unexpected(content_type, body)
+                triples = [(q.subject, q.predicate, q.object) for q in ox.parse(body, fmt)]
+                return QueryResult("graph", triples=triples)
+            result_fmt = _RESULT_TYPES.get(content_type)
+            if result_fmt is None:
+                raise self._unexpected(content_type, body)
+            parsed = ox.parse_query_results(body, result_fmt)
+            if isinstance(parsed, ox.QueryBoolean):
+                return QueryResult("ask", boolean=bool(parsed))
+            variables = [v.value for v in parsed.variables]
+            rows: list[dict[str, Term]] = []
+            for solution in parsed:
+                rows.append(
+                    {name: solution[name] for name in variables if solution[name] is not None}
+                )
+            return QueryResult("select", variables=variables, rows=rows)
+        except SyntaxError as err:
+            raise EndpointError(
+                f"endpoint {self.url} sent malformed or truncated results ({content_type}): {err}",
+                endpoint=self.url,
+            ) from err
+
+    def _unexpected(self, content_type: str, body: bytes) -> EndpointError:
+        preview = body[:200].decode("utf-8", "replace").replace("\n", " ").strip()
+        kind = (
+            "an HTML page"
+            if "html" in content_type or preview.lower().startswith("<!doctype html")
+            else (f"content of type {content_type or 'unknown'!r}")
+        )
+        return EndpointError(
+            f"endpoint {self.url} sent {kind} instead of SPARQL results: {preview[:120]!r}",
+            hint="check that the URL is the SPARQL query endpoint",
+            endpoint=self.url,
+        )
+
+
+def _short(err: Exception) -> str:
+    text = str(err).replace("\\n", " ").replace("\n", " ")
+    return text if len(text) < 300 else text[:297] + "..."

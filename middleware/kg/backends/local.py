@@ -1,0 +1,339 @@
+"""LocalStore: an embedded pyoxigraph store, in memory or on disk.
+
+On disk, a store directory holds generations (``gen-000001``, ...) and a symlink
+``current`` naming the live one. Loading copies the live generation (a RocksDB
+checkpoint: hard links, no data copied), loads into the copy and swaps the
+symlink atomically, so a failed or killed load leaves the store as it was.
+
+>>> store = LocalStore(profile="metaqa")
+>>> report = store.load_text(
+...     "Titanic|directed_by|James Cameron\\nAvatar|directed_by|James Cameron\\n", name="kb.txt"
+... )
+>>> [store.labels([p.nodes[1]])[p.nodes[1]] for p in store.paths(
+...     store.entity_iri("Titanic"), store.entity_iri("Avatar"))]
+['James Cameron']
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pyoxigraph as ox
+from pyoxigraph import Literal, NamedNode, Quad
+from tqdm import tqdm
+
+from middleware.errors import (
+    BadRequest,
+    ConfigError,
+    EndpointError,
+    EndpointTimeout,
+    LoadError,
+)
+from middleware.kg.base import Capabilities, LabelRow, QueryResult
+from middleware.kg.loading import Source, detect_format, read_quads
+from middleware.kg.operations import GraphOperations
+from middleware.kg.profiles import Profile, load_profile
+from middleware.kg.terms import Term
+from middleware.support.locks import file_lock
+
+META_FILE = "kgmw-store.json"
+CURRENT = "current"
+BATCH = 50_000
+_TIME_CHECK_EVERY = 256
+
+
+@dataclass(frozen=True)
+class LoadReport:
+    files: tuple[str, ...]
+    quads_read: int
+    quads_added: int
+    seconds: float
+
+    @property
+    def rate(self) -> float:
+        return self.quads_read / self.seconds if self.seconds > 0 else float("inf")
+
+
+class LocalStore(GraphOperations):
+    """A pyoxigraph store behind the graph operations.
+
+    ``LocalStore()`` is in memory; ``LocalStore("dir")`` persists to disk;
+    ``LocalStore(store=existing)`` wraps a user's open ``pyoxigraph.Store``.
+    """
+
+    capabilities = Capabilities(label_index=True, in_process=True)
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str] | None = None,
+        *,
+        store: ox.Store | None = None,
+        profile: str | Profile | None = None,
+        name: str | None = None,
+        read_only: bool = False,
+        timeout: float = 30.0,
+        progress: bool = False,
+    ) -> None:
+        self.path = Path(path).expanduser() if path is not None else None
+        self.read_only = read_only
+        self.progress = progress
+        self.default_timeout = timeout
+        meta = self._read_meta() if self.path else {}
+        if isinstance(profile, Profile):
+            self.profile = profile
+        else:
+            self.profile = load_profile(profile or str(meta.get("profile", "generic")))
+        self.name = name or (self.path.name if self.path else "memory")
+        if store is not None and self.path is not None:
+            raise BadRequest("give either a store directory or an open store, not both")
+        self._store = store if store is not None else self._open()
+        self._version = 0
+        super().__init__()
+
+    @property
+    def version(self) -> int:
+        """Counts the loads through this object, so label indexes know to rebuild."""
+        return self._version
+
+    # -- opening ----------------------------------------------------------------------
+    def _read_meta(self) -> dict[str, object]:
+        assert self.path is not None
+        meta_path = self.path / META_FILE
+        if not meta_path.is_file():
+            return {}
+        try:
+            data = json.loads(meta_path.read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError) as err:
+            raise ConfigError(f"{meta_path}: unreadable store metadata: {err}") from err
+        return data if isinstance(data, dict) else {}
+
+    def _generation(self) -> Path | None:
+        assert self.path is not None
+        link = self.path / CURRENT
+        return self.path / os.readlink(link) if link.is_symlink() else None
+
+    def _open(self) -> ox.Store:
+        if self.path is None:
+            return ox.Store()
+        if self.path.exists() and not self.path.is_dir():
+            raise BadRequest(f"store path {self.path} is a file, not a directory")
+        generation = self._generation()
+        if generation is None:
+            if (
+                self.path.is_dir()
+                and any(self.path.iterdir())
+                and not (self.path / META_FILE).exists()
+            ):
+                raise BadRequest(
+                    f"{self.path} is not a kgmw store directory",
+                    hint="use an empty or new directory, or wrap an open pyoxigraph Store",
+                )
+            if self.read_only:
+                self.path.mkdir(parents=True, exist_ok=True)
+                return ox.Store()  # nothing loaded yet: an empty graph
+            generation = self._new_generation_dir()
+            ox.Store(str(generation)).flush()
+            self._swap(generation)
+        try:
+            if self.read_only:
+                return ox.Store.read_only(str(generation))
+            return ox.Store(str(generation))
+        except OSError as err:
+            raise ConfigError(f"cannot open store {generation}: {err}") from err
+
+    def _new_generation_dir(self) -> Path:
+        assert self.path is not None
+        self.path.mkdir(parents=True, exist_ok=True)
+        numbers = [int(p.name[4:]) for p in self.path.glob("gen-*") if p.name[4:].isdigit()]
+        return self.path / f"gen-{max(numbers, default=0) + 1:06d}"
+
+    def _swap(self, generation: Path) -> None:
+        """Point ``current`` at ``generation`` atomically (rename of a symlink)."""
+        assert self.path is not None
+        temp = self.path / f".current-{os.getpid()}"
+        if temp.is_symlink():
+            temp.unlink()
+        os.symlink(generation.name, temp)
+        os.replace(temp, self.path / CURRENT)
+        meta = {"profile": self.profile.name, "generation": generation.name, "updated": time.time()}
+        handle, tmp_meta = tempfile.mkstemp(dir=self.path, prefix=".meta-")
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            json.dump(meta, out)
+        os.replace(tmp_meta, self.path / META_FILE)
+        _fsync_dir(self.path)
+
+    def _write_lock(self) -> AbstractContextManager[None]:
+        assert self.path is not None
+        return file_lock(self.path / ".lock")
+
+    def _remove_stale_generations(self, keep: set[str]) -> None:
+        assert self.path is not None
+        for candidate in self.path.glob("gen-*"):
+            if candidate.name not in keep:
+                shutil.rmtree(candidate, ignore_errors=True)
+
+    # -- queries ----------------------------------------------------------------------
+    def _execute(self, sparql: str, timeout: float, max_rows: int | None = None) -> QueryResult:
+        deadline = time.monotonic() + timeout
+        try:
+            result = self._store.query(sparql)
+        except SyntaxError as err:
+            raise BadRequest(f"SPARQL syntax error: {err}") from err
+        except OSError as err:  # a SERVICE call or the storage failed: not the caller's fault
+            raise EndpointError(f"local store {self.name!r}: query failed: {err}") from err
+        if isinstance(result, ox.QueryBoolean):
+            return QueryResult("ask", boolean=bool(result))
+        if isinstance(result, ox.QuerySolutions):
+            variables = [v.value for v in result.variables]
+            rows: list[dict[str, Term]] = []
+            for count, solution in enumerate(result):
+                if max_rows is not None and count >= max_rows:
+                    return QueryResult("select", variables=variables, rows=rows, truncated=True)
+                if count % _TIME_CHECK_EVERY == 0 and time.monotonic() > deadline:
+                    raise EndpointTimeout(
+                        f"local store {self.name!r}: query ran past its {timeout:g} s timeout",
+                        hint="narrow the query or raise --timeout",
+                    )
+                rows.append(
+                    {name: solution[name] for name in variables if solution[name] is not None}
+                )
+            return QueryResult("select", variables=variables, rows=rows)
+        triples: list[tuple[Term, Term, Term]] = []
+        for triple in result:
+            if max_rows is not None and len(triples) >= max_rows:
+                return QueryResult("graph", triples=triples, truncated=True)
+            triples.append((triple.subject, triple.predicate, triple.object))
+        return QueryResult("graph", triples=triples)
+
+    # -- loading ----------------------------------------------------------------------
+    def entity_iri(self, name: str) -> str:
+        """The IRI a delimited-file name maps to under this store's profile."""
+        if self.profile.delimited is None:
+            raise BadRequest(f"profile {self.profile.name!r} has no delimited mapping")
+        return self.profile.delimited.entity(name)
+
+    def __len__(self) -> int:
+        return len(self._store)
+
+    def close(self) -> None:
+        """Release the on-disk store (RocksDB closes when its last handle goes)."""
+        self._store = ox.Store()
+        self.read_only = True
+
+    def label_rows(self) -> Iterator[LabelRow]:
+        """Every label and alias of the store, for an in-memory index."""
+        groups = ((p, False) for p in self.profile.label_predicates)
+        aliases = ((p, True) for p in self.profile.alias_predicates)
+        for predicate, is_alias in (*groups, *aliases):
+            for quad in self._store.quads_for_pattern(None, predicate, None):
+                if isinstance(quad.subject, NamedNode) and isinstance(quad.object, Literal):
+                    label = quad.object
+                    yield LabelRow(quad.subject, label.value, is_alias, label.language)
+
+    def load(
+        self, files: Sequence[str | os.PathLike[str]], *, format: str | None = None
+    ) -> LoadReport:
+        """Load files all-or-nothing: any error leaves the store as it was."""
+        if self.read_only:
+            raise BadRequest(f"store {self.name!r} is open read-only")
+        sources = [Source(Path(f), detect_format(Path(f), format)) for f in files]
+        for source in sources:
+            if not source.path.is_file():
+                raise LoadError(str(source.path), None, "no such file")
+        started = time.monotonic()
+        before = len(self._store)
+        read = self._load_persistent(sources) if self.path else self._load_memory(sources)
+        self._version += 1
+        return LoadReport(
+            files=tuple(str(s.path) for s in sources),
+            quads_read=read,
+            quads_added=len(self._store) - before,
+            seconds=time.monotonic() - started,
+        )
+
+    def load_text(self, text: str, *, name: str, format: str | None = None) -> LoadReport:
+        """Load RDF or delimited text given as a string (``name`` picks the format)."""
+        with tempfile.TemporaryDirectory() as folder:
+            target = Path(folder) / Path(name).name
+            target.write_text(text, encoding="utf-8")
+            return self.load([target], format=format)
+
+    def _quads(self, sources: Iterable[Source], bar: tqdm[Any]) -> Iterator[Quad]:
+        for source in sources:
+            bar.set_description(source.path.name)
+            count = 0
+            for quad in read_quads(source, self.profile):
+                yield quad
+                count += 1
+                if count == 10_000:
+                    bar.update(count)
+                    count = 0
+            bar.update(count)
+
+    def _bar(self) -> tqdm[Any]:
+        return tqdm(
+            unit=" triples",
+            unit_scale=True,
+            disable=not self.progress,
+            smoothing=0.1,
+            mininterval=0.5,
+        )
+
+    def _load_memory(self, sources: list[Source]) -> int:
+        # Parse everything first, so a bad line anywhere leaves the store untouched.
+        with self._bar() as bar:
+            quads = list(self._quads(sources, bar))
+        self._store.bulk_extend(quads)
+        return len(quads)
+
+    def _load_persistent(self, sources: list[Source]) -> int:
+        assert self.path is not None
+        with self._write_lock():
+            live = self._generation()
+            self._remove_stale_generations({live.name} if live else set())
+            staging = self._new_generation_dir()
+            try:
+                if live is not None:
+                    self._store.backup(str(staging))
+                target = ox.Store(str(staging))
+                with self._bar() as bar:
+                    counter = _Counter()
+                    target.bulk_extend(counter.count(self._quads(sources, bar)))
+                target.flush()
+                del target
+            except BaseException:  # also Ctrl-C: drop the half-written generation, re-raise
+                shutil.rmtree(staging, ignore_errors=True)
+                raise
+            old_store = self._store
+            self._store = ox.Store(str(staging))
+            del old_store
+            self._swap(staging)
+            self._remove_stale_generations({staging.name, live.name} if live else {staging.name})
+            return counter.total
+
+
+class _Counter:
+    def __init__(self) -> None:
+        self.total = 0
+
+    def count(self, quads: Iterable[Quad]) -> Iterator[Quad]:
+        for quad in quads:
+            self.total += 1
+            yield quad
+
+
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)

@@ -1,0 +1,43 @@
+"""Open the graph a command or request asks for: a store, an endpoint, or the sample."""
+
+from __future__ import annotations
+
+from middleware.config import Settings
+from middleware.errors import BadRequest
+from middleware.kg.backends.endpoint import SparqlEndpoint
+from middleware.kg.backends.local import LocalStore
+from middleware.kg.operations import GraphOperations
+from middleware.kg.sample import sample_store
+
+
+def open_graph(settings: Settings, *, read_only: bool = True) -> GraphOperations:
+    """The graph named by ``settings``: ``endpoint``, else ``store``, else the sample graph."""
+    if settings.endpoint and settings.store:
+        raise BadRequest("give either --store or --endpoint, not both")
+    graph: GraphOperations
+    if settings.endpoint:
+        graph = SparqlEndpoint(
+            settings.endpoint,
+            profile=settings.profile,
+            timeout=settings.timeout,
+            retries=settings.retries,
+            backoff=settings.backoff,
+            max_retry_wait=settings.max_retry_wait,
+            user_agent=settings.user_agent,
+        )
+    elif settings.store:
+        graph = LocalStore(
+            settings.store,
+            profile=settings.profile,
+            read_only=read_only,
+            timeout=settings.timeout,
+            progress=settings.progress,
+        )
+    else:
+        graph = sample_store(
+            cache_dir=settings.cache_dir, progress=settings.progress, timeout=settings.timeout
+        )
+    graph.neighbors_limit = settings.neighbors_limit
+    graph.paths_limit = settings.paths_limit
+    graph.default_max_hops = settings.max_hops
+    return graph

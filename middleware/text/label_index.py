@@ -1,0 +1,107 @@
+"""An in-memory index over every label of an in-process graph: exact, folded, fuzzy.
+
+Built once per graph version from ``graph.label_rows()`` and shared by every linker of
+that graph. An entity's display label is its preferred label: the profile's language
+first, then untagged, then the rest; ties by text.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from pyoxigraph import NamedNode
+from rapidfuzz import fuzz, process
+
+from middleware.kg.base import KnowledgeGraph, LabelRow
+from middleware.text.folding import fold, normalize_space
+
+# (score) per kind of hit; fuzzy scores are scaled below the folded ones.
+TIERS = {"exact": 1.0, "alias": 0.98, "folded": 0.95, "folded-alias": 0.93}
+
+
+@dataclass
+class Hit:
+    """A candidate entity for a mention and how it matched."""
+
+    iri: NamedNode
+    label: str
+    match: str
+    score: float
+
+
+def language_rank(language: str | None, wanted: str | None) -> int:
+    """How well a label's language fits the profile's (lower is better)."""
+    if wanted and language == wanted:
+        return 0
+    if language is None:
+        return 1
+    if wanted and language.split("-")[0] == wanted:
+        return 2
+    return 3
+
+
+def classify(mention: str, row: LabelRow) -> Hit | None:
+    """The hit ``row`` makes for ``mention``: exact or folded (alias or not), else None."""
+    if normalize_space(row.text) == mention:
+        kind = "alias" if row.alias else "exact"
+    elif fold(row.text) == fold(mention):
+        kind = "folded-alias" if row.alias else "folded"
+    else:
+        return None
+    return Hit(row.entity, row.text, kind, TIERS[kind])
+
+
+class LabelIndex:
+    """Exact, folded and fuzzy lookup over every label and alias of a graph."""
+
+    def __init__(self, rows: Iterable[LabelRow], *, language: str | None = None) -> None:
+        self.exact: dict[str, list[LabelRow]] = defaultdict(list)
+        self.folded: dict[str, list[LabelRow]] = defaultdict(list)
+        best: dict[NamedNode, tuple[int, str]] = {}
+        for row in rows:
+            self.exact[normalize_space(row.text)].append(row)
+            self.folded[fold(row.text)].append(row)
+            if not row.alias:
+                rank = (language_rank(row.language, language), row.text)
+                if row.entity not in best or rank < best[row.entity]:
+                    best[row.entity] = rank
+        self.labels = {iri: text for iri, (_, text) in best.items()}
+        self.folded.pop("", None)
+        self._keys = list(self.folded)
+
+    def __len__(self) -> int:
+        return len(self.exact)
+
+    def hits(self, mention: str) -> list[Hit]:
+        """Exact and folded hits of a whitespace-normalized mention."""
+        rows = self.exact.get(mention, []) + self.folded.get(fold(mention), [])
+        return [hit for row in rows if (hit := classify(mention, row)) is not None]
+
+    def fuzzy(self, mention: str, *, cutoff: float, limit: int) -> list[Hit]:
+        """Typo-tolerant hits (rapidfuzz ratio over folded labels)."""
+        key = fold(mention)
+        if not key:
+            return []
+        found = []
+        for folded, score, _ in process.extract(
+            key, self._keys, scorer=fuzz.ratio, limit=limit * 3, score_cutoff=cutoff
+        ):
+            for row in self.folded[folded]:
+                found.append(Hit(row.entity, row.text, "fuzzy", 0.9 * score / 100))
+        return found
+
+
+_INDEXES: weakref.WeakKeyDictionary[object, tuple[int, LabelIndex]] = weakref.WeakKeyDictionary()
+
+
+def label_index(graph: KnowledgeGraph) -> LabelIndex:
+    """The index of ``graph`` (which must have ``capabilities.label_index``), rebuilt
+    when its version changes."""
+    cached = _INDEXES.get(graph)
+    if cached is None or cached[0] != graph.version:
+        cached = (graph.version, LabelIndex(graph.label_rows(), language=graph.profile.language))
+        _INDEXES[graph] = cached
+    return cached[1]

@@ -1,0 +1,175 @@
+"""Entity linking: a mention to ranked graph entities, and the entities a text names.
+
+Ranked by match kind (exact label, exact alias, case/diacritics/punctuation-folded
+label, folded alias, then typo-tolerant), ties broken by degree (popularity), then
+label and IRI. Graphs that can list their labels in-process (``capabilities.
+label_index``) get an index built once per version; others (SPARQL endpoints) are
+asked with batched label lookups (``text/label_queries.py``) within
+``max_queries`` per call. Exact, alias and folded matches are the same either way;
+typo-tolerant ones differ (fuzzy ratio over the index, the profile's search on an
+endpoint).
+
+>>> from middleware.kg.backends.local import LocalStore
+>>> kg = LocalStore(profile="metaqa")
+>>> _ = kg.load_text("Titanic|directed_by|James Cameron\\nAmélie|in_language|French\\n", name="kb.txt")
+>>> linker = EntityLinker(kg)
+>>> [(e.label, e.match) for e in linker.link("titanic")]
+[('Titanic', 'folded')]
+>>> [(e.label, e.match) for e in linker.link("Amelie")]
+[('Amélie', 'folded')]
+>>> [(e.label, e.match) for e in linker.link("James Camron")]
+[('James Cameron', 'fuzzy')]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from pyoxigraph import NamedNode
+from rapidfuzz import fuzz
+
+from middleware.errors import BadRequest
+from middleware.kg.base import Entity, KnowledgeGraph, LabelRow
+from middleware.text.folding import fold, normalize_space
+from middleware.text.label_index import Hit, LabelIndex, classify, label_index
+from middleware.text.label_queries import LookupReport, queried_hits
+from middleware.text.spans import Span, candidate_spans, select_spans
+
+MAX_MENTION_CHARS = 500
+RANKING_QUERIES = 2  # an endpoint's degrees and display labels, one query each
+
+
+class EntityLinker:
+    """Links mentions to entities of one graph (safe to share between threads)."""
+
+    def __init__(
+        self,
+        graph: KnowledgeGraph,
+        *,
+        limit: int = 5,
+        fuzzy_cutoff: float = 85.0,
+        max_queries: int = 8,
+    ) -> None:
+        self.graph = graph
+        self.limit = limit
+        self.fuzzy_cutoff = fuzzy_cutoff
+        self.max_queries = max(max_queries, RANKING_QUERIES + 1)
+
+    def index(self) -> LabelIndex | None:
+        """The label index, for graphs that can list their labels in-process."""
+        return label_index(self.graph) if self.graph.capabilities.label_index else None
+
+    # -- hits ---------------------------------------------------------------------------
+    def _hits(self, mentions: Sequence[str], report: LookupReport | None) -> dict[str, list[Hit]]:
+        index = self.index()
+        if index is not None:
+            return {m: index.hits(m) for m in mentions}
+        found, done = queried_hits(
+            self.graph, mentions, max_queries=self.max_queries - RANKING_QUERIES
+        )
+        if report is not None:
+            report.queries += done.queries
+            report.skipped += done.skipped
+        return found
+
+    def _typo_hits(self, text: str, limit: int) -> list[Hit]:
+        index = self.index()
+        if index is not None:
+            return index.fuzzy(text, cutoff=self.fuzzy_cutoff, limit=limit)
+        hits = []
+        for entity in self.graph.search(text, limit=max(limit * 4, 20)):
+            row = LabelRow(entity.iri, entity.label or "")
+            hit = classify(text, row)
+            score = 0.9 * fuzz.ratio(fold(text), fold(row.text)) / 100
+            hits.append(hit or Hit(entity.iri, row.text, "search", score))
+        return hits
+
+    # -- ranking ------------------------------------------------------------------------
+    def _rank(self, groups: dict[str, list[Hit]], limit: int) -> dict[str, list[Entity]]:
+        """Each mention's hits ranked: one degree and one label query for all of them."""
+        best: dict[str, dict[NamedNode, Hit]] = {}
+        for mention, hits in groups.items():
+            kept = best.setdefault(mention, {})
+            for hit in hits:
+                if hit.iri not in kept or hit.score > kept[hit.iri].score:
+                    kept[hit.iri] = hit
+        iris = list(dict.fromkeys(i for kept in best.values() for i in kept))
+        if not iris:
+            return {mention: [] for mention in groups}
+        degrees = self.graph.degrees(iris)
+        index = self.index()
+        names: dict[NamedNode, str] = {}
+        if index is not None:
+            names = {i: index.labels[i] for i in iris if i in index.labels}
+        else:
+            names = {i: t for i, t in self.graph.labels(iris).items() if isinstance(i, NamedNode)}
+        ranked: dict[str, list[Entity]] = {}
+        for mention, kept in best.items():
+            order = sorted(
+                kept.values(),
+                key=lambda h: (
+                    -h.score,
+                    -degrees.get(h.iri, 0),
+                    names.get(h.iri, h.label),
+                    h.iri.value,
+                ),
+            )
+            ranked[mention] = [
+                Entity(
+                    h.iri,
+                    names.get(h.iri, h.label),
+                    self.graph.name,
+                    score=round(h.score, 4),
+                    match=h.match,
+                )
+                for h in order[:limit]
+            ]
+        return ranked
+
+    # -- public -------------------------------------------------------------------------
+    def link(self, mention: str, *, limit: int | None = None) -> list[Entity]:
+        """Best entities for ``mention``, best first; an empty list when nothing matches."""
+        text = _check(mention)
+        limit = limit or self.limit
+        hits = self._hits([text], None)[text] or self._typo_hits(text, limit)
+        return self._rank({text: hits}, limit)[text]
+
+    def best(self, mention: str) -> Entity | None:
+        found = self.link(mention, limit=1)
+        return found[0] if found else None
+
+    def spans(
+        self, text: str, *, max_words: int = 6, report: LookupReport | None = None
+    ) -> list[tuple[str, Entity]]:
+        """Entities whose label is written in ``text``: longest spans first, no overlaps.
+
+        Exact, alias and folded matches only (``text/spans.py`` says which spans count);
+        the same on every backend holding the same labels. ``report`` receives the
+        queries an endpoint lookup sent and the spans it had no budget left for.
+
+        >>> from middleware.kg.backends.local import LocalStore
+        >>> kg = LocalStore(profile="metaqa")
+        >>> _ = kg.load_text("Up|directed_by|Pete Docter\\nThe Matrix|directed_by|Lana Wachowski\\n", name="kb.txt")
+        >>> [(m, e.label) for m, e in EntityLinker(kg).spans("who grew up watching the matrix and [Up]")]
+        [('the matrix', 'The Matrix'), ('Up', 'Up')]
+        """
+        candidates = candidate_spans(text, max_words=max_words)
+        keys = {c: normalize_space(c.text) for c in candidates}
+        found = self._hits(list(dict.fromkeys(keys.values())), report)
+        linked = [c for c in candidates if found[keys[c]]]
+        ranked = self._rank({keys[c]: found[keys[c]] for c in linked}, 1)
+
+        def pick(span: Span) -> Entity | None:
+            top = ranked.get(keys[span])
+            return top[0] if top else None
+
+        return [(span.text, entity) for span, entity in select_spans(linked, pick)]
+
+
+def _check(mention: str) -> str:
+    text = normalize_space(mention)
+    if not text:
+        raise BadRequest("cannot link an empty mention")
+    if len(text) > MAX_MENTION_CHARS:
+        raise BadRequest(f"mention of {len(text)} characters is longer than {MAX_MENTION_CHARS}")
+    return text

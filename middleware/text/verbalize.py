@@ -1,0 +1,158 @@
+"""Triples and paths as short atomic text, schema-agnostic.
+
+Relation names come from the profile's relation ontology, else from labels in the
+graph, else from the IRI; entity names from the graph's labels, else the IRI's last
+segment. Hops walked against the edge read with the inverse label.
+
+>>> from middleware.kg.backends.local import LocalStore
+>>> kg = LocalStore(profile="metaqa")
+>>> _ = kg.load_text("Titanic|directed_by|James Cameron\\nAvatar|directed_by|James Cameron\\n", name="kb.txt")
+>>> path = kg.paths(kg.entity_iri("Titanic"), kg.entity_iri("Avatar"))[0]
+>>> Verbalizer(kg).path(path)
+'Titanic | directed by | James Cameron | directed | Avatar'
+>>> Verbalizer(kg).path(path, style="arrows")
+'Titanic —directed by→ James Cameron —directed→ Avatar'
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import Literal as TypingLiteral
+from urllib.parse import unquote
+
+from pyoxigraph import BlankNode, Literal, NamedNode
+
+from middleware.kg.base import Hop, KnowledgeGraph, Path, Triple
+from middleware.kg.relations import RelationCatalog, RelationInfo, load_relations
+from middleware.kg.terms import Term
+
+XSD = "http://www.w3.org/2001/XMLSchema#"
+_SPACE = re.compile(r"\s+")
+
+
+def local_name(iri: str) -> str:
+    """The readable tail of an IRI.
+
+    >>> local_name("https://kgmw.dev/metaqa/entity/James%20Cameron")
+    'James Cameron'
+    >>> local_name("http://www.wikidata.org/entity/Q42")
+    'Q42'
+    """
+    tail = re.split(r"[/#]", iri.rstrip("/#"))[-1] or iri
+    return unquote(tail).replace("_", " ") if "%" in tail or "_" in tail else tail
+
+
+class Verbalizer:
+    """Turns graph structures into text, fetching labels from ``graph`` in batches."""
+
+    def __init__(
+        self,
+        graph: KnowledgeGraph | None = None,
+        *,
+        relations: RelationCatalog | None = None,
+        literal_max_chars: int = 80,
+    ) -> None:
+        self.graph = graph
+        if relations is None:
+            relations = (
+                load_relations(graph.profile.relations) if graph is not None else RelationCatalog()
+            )
+        self.relations = relations
+        self.literal_max_chars = literal_max_chars
+        self._labels: dict[Term, str] = {}
+        self._skipped = set(graph.profile.skipped_predicates) if graph is not None else set()
+
+    # -- labels -----------------------------------------------------------------------
+    def prepare(self, terms: Iterable[Term]) -> None:
+        """Fetch labels of many terms in one go (IRIs only; literals need none)."""
+        missing = [
+            t for t in dict.fromkeys(terms) if isinstance(t, NamedNode) and t not in self._labels
+        ]
+        if missing and self.graph is not None:
+            found = self.graph.labels(missing)
+            for term in missing:
+                self._labels[term] = _clean(found.get(term) or local_name(term.value))
+        else:
+            for term in missing:
+                self._labels[term] = _clean(local_name(term.value))
+
+    def name(self, term: Term) -> str:
+        """How an entity or literal is written."""
+        if isinstance(term, Literal):
+            return self.literal(term)
+        if isinstance(term, BlankNode):
+            return f"_:{term.value}"
+        if term not in self._labels:
+            self.prepare([term])
+        return self._labels[term]
+
+    def literal(self, term: Literal) -> str:
+        """A literal's value; numbers and dates as written, long text cut.
+
+        >>> Verbalizer().literal(Literal("1997-12-19", datatype=NamedNode(XSD + "date")))
+        '1997-12-19'
+        >>> Verbalizer(literal_max_chars=10).literal(Literal("a very long description", language="en"))
+        'a very lo…'
+        """
+        text = _clean(term.value)
+        datatype = term.datatype.value if term.datatype is not None else ""
+        if datatype == XSD + "dateTime" and text.endswith("T00:00:00Z"):
+            text = text[: -len("T00:00:00Z")]
+        if len(text) > self.literal_max_chars:
+            text = text[: self.literal_max_chars - 1].rstrip() + "…"
+        return text
+
+    def relation(self, predicate: NamedNode, *, forward: bool = True) -> str:
+        info = self.relations.get(predicate.value)
+        if predicate.value not in self.relations and self.graph is not None:
+            if predicate not in self._labels:
+                self.prepare([predicate])
+            graph_label = self._labels[predicate]
+            if graph_label != local_name(predicate.value):
+                info = RelationInfo(predicate.value, graph_label)
+        return info.reading(forward)
+
+    # -- structures ---------------------------------------------------------------------
+    def keep(self, triple: Triple) -> bool:
+        """False for metadata predicates (labels, ignored ones) that carry no relation."""
+        return triple.predicate not in self._skipped
+
+    def triple(self, triple: Triple) -> str:
+        """``subject | relation | object``."""
+        return " | ".join(
+            (self.name(triple.subject), self.relation(triple.predicate), self.name(triple.object))
+        )
+
+    def hop(self, hop: Hop) -> str:
+        """A triple as walked: reversed hops start at the object and read inversely."""
+        return " | ".join(
+            (
+                self.name(hop.start),
+                self.relation(hop.triple.predicate, forward=hop.forward),
+                self.name(hop.end),
+            )
+        )
+
+    def triples(self, triples: Iterable[Triple]) -> list[str]:
+        kept = [t for t in triples if self.keep(t)]
+        self.prepare(term for t in kept for term in (t.subject, t.predicate, t.object))
+        return [self.triple(t) for t in kept]
+
+    def path(self, path: Path, *, style: TypingLiteral["pipes", "arrows"] = "pipes") -> str:
+        """A whole path, each hop in the direction it was walked."""
+        if not path.hops:
+            return ""
+        self.prepare([*path.nodes, *(h.triple.predicate for h in path.hops)])
+        parts = [self.name(path.nodes[0])]
+        for hop in path.hops:
+            relation = self.relation(hop.triple.predicate, forward=hop.forward)
+            if style == "arrows":
+                parts.append(f" —{relation}→ {self.name(hop.end)}")
+            else:
+                parts.append(f" | {relation} | {self.name(hop.end)}")
+        return "".join(parts)
+
+
+def _clean(text: str) -> str:
+    return _SPACE.sub(" ", text).strip()

@@ -1,0 +1,84 @@
+"""Question-span linking over a store and over an endpoint serving the same triples.
+
+Exact, alias and folded matches must agree (fuzzy ones may differ, and spans only use
+the others); on the endpoint, a question costs at most ``max_queries`` queries, each
+with a LIMIT, and the whole label set is never pulled.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from middleware.kg.backends.endpoint import SparqlEndpoint
+from middleware.kg.backends.local import LocalStore
+from middleware.kg.sample import sample_store
+from middleware.text.label_queries import LookupReport
+from middleware.text.linking import EntityLinker
+
+QUESTIONS = [
+    "Which films did James Cameron direct?",
+    "which films did james cameron direct?",  # folded: case
+    "Who starred in Titanic with Kate Winslet?",
+    "what movies did GERARD DEPARDIEU act in",  # folded: diacritics and case
+    "Which films are directed by MIKAEL HAFSTROM?",
+    "Who directed [Heat] and The Matrix?",
+    "In which language is 1408?",
+    "what films did Lana Wachowski and Andy Wachowski write together",
+    "Tell me about Blade Runner, Alien and Gladiator",
+    "nothing here links at all",
+]
+
+
+@pytest.fixture(scope="module")
+def store() -> LocalStore:
+    return sample_store()
+
+
+@pytest.fixture(scope="module")
+def endpoint(sample_server: str) -> SparqlEndpoint:
+    return SparqlEndpoint(sample_server, profile="metaqa", name="sample", timeout=20)
+
+
+def linked(linker: EntityLinker, question: str) -> list[tuple[str, str, str | None, str | None]]:
+    return [(span, e.iri.value, e.label, e.match) for span, e in linker.spans(question)]
+
+
+@pytest.mark.parametrize("question", QUESTIONS)
+def test_store_and_endpoint_link_the_same_spans(
+    store: LocalStore, endpoint: SparqlEndpoint, question: str
+) -> None:
+    assert linked(EntityLinker(endpoint), question) == linked(EntityLinker(store), question)
+
+
+def test_folded_spans_are_found(endpoint: SparqlEndpoint) -> None:
+    found = {label: match for _, _, label, match in linked(EntityLinker(endpoint), QUESTIONS[3])}
+    assert list(found.values()) == ["folded"] and "depardieu" in next(iter(found)).lower()
+
+
+@pytest.mark.parametrize("question", QUESTIONS)
+def test_endpoint_linking_is_bounded(endpoint: SparqlEndpoint, question: str) -> None:
+    linker = EntityLinker(endpoint, max_queries=6)
+    before = endpoint.thread_query_count
+    report = LookupReport()
+    linker.spans(question, report=report)
+    assert endpoint.thread_query_count - before <= 6
+    assert report.queries <= 4
+
+
+def test_a_tight_budget_skips_spans_and_says_which(endpoint: SparqlEndpoint) -> None:
+    long_question = " ".join(["Titanic Heat Alien Gladiator Avatar Aliens"] * 20)
+    report = LookupReport()
+    EntityLinker(endpoint, max_queries=3).spans(long_question, report=report)
+    assert report.queries == 1 and report.skipped
+
+
+def test_search_profiles_link_exact_spans_with_one_lookup(oxigraph_server: str) -> None:
+    """Profiles whose endpoints are too big to scan (Wikidata) look labels up exactly."""
+    from dataclasses import replace
+
+    from middleware.kg.profiles import load_profile
+
+    profile = replace(load_profile("generic"), label_lookup="search")
+    endpoint = SparqlEndpoint(oxigraph_server, profile=profile, name="films")
+    found = EntityLinker(endpoint).spans("Did Kate Winslet star in Titanic?")
+    assert [(s, e.match) for s, e in found] == [("Kate Winslet", "exact"), ("Titanic", "exact")]

@@ -39,9 +39,9 @@ from middleware.llm.base import LLM, Choice, Completion, Message
 from middleware.llm.cache import CachedLLM, ResponseCache
 from middleware.llm.local import EmbeddedLLM
 from middleware.llm.templates import flatten
-from middleware.methods.base import Answer
+from middleware.methods.answer import Answer
+from middleware.methods.collect import neighbourhood
 from middleware.methods.pseudograph import PseudoGraph, PseudoGraphConfig
-from middleware.methods.semantic import neighbourhood
 from middleware.text.embeddings.cache import CachedEncoder, EmbeddingCache
 from middleware.text.embeddings.encoders import SentenceEncoder
 from middleware.text.folding import fold

@@ -55,7 +55,7 @@ def scripted(entities: list[str], answer: str) -> ScriptedLLM:
 
 
 def evidence_names(answer: object, verbalizer: Verbalizer) -> set[str]:
-    from middleware.methods.base import Answer
+    from middleware.methods.answer import Answer
 
     assert isinstance(answer, Answer)
     names = set()

@@ -83,8 +83,7 @@ def check_source(settings: Settings) -> Check:
 
     def ask() -> str:
         graph = open_graph(settings)
-        result = graph.query("ASK { ?s ?p ?o }", timeout=settings.timeout)
-        return f"{graph.name}: answers; has triples: {result.boolean}"
+        return f"{graph.name}: answers; has triples: {graph.has_triples(timeout=settings.timeout)}"
 
     return _probe(check, ask)
 

@@ -14,7 +14,10 @@ from pathlib import Path
 
 import pytest
 
+from middleware.testing.graphs import films_path
+
 DATA = Path(__file__).parent / "data"
+FILMS = films_path()
 _LOCAL_HOSTS = {"127.0.0.1", "::1", "localhost", "0.0.0.0", ""}
 _real_connect = socket.socket.connect
 
@@ -118,8 +121,8 @@ def start_oxigraph(data: Path, location: Path) -> tuple[str, subprocess.Popen[by
 
 @pytest.fixture(scope="session")
 def oxigraph_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """A real Oxigraph SPARQL server loaded with tests/data/films.ttl; yields its query URL."""
-    url, process = start_oxigraph(DATA / "films.ttl", tmp_path_factory.mktemp("oxigraph"))
+    """A real Oxigraph SPARQL server loaded with the films graph (middleware/data/films.ttl); yields its query URL."""
+    url, process = start_oxigraph(FILMS, tmp_path_factory.mktemp("oxigraph"))
     try:
         yield url
     finally:

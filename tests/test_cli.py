@@ -11,7 +11,7 @@ import pytest
 
 from middleware.cli import main
 from tests.cli_helpers import run
-from tests.conftest import DATA
+from tests.conftest import FILMS
 
 EX = "http://example.org/film/"
 
@@ -19,14 +19,12 @@ EX = "http://example.org/film/"
 @pytest.fixture(scope="module")
 def store(tmp_path_factory: pytest.TempPathFactory) -> str:
     folder = tmp_path_factory.mktemp("cli") / "store"
-    assert main(["load", str(DATA / "films.ttl"), "--store", str(folder), "--no-progress"]) == 0
+    assert main(["load", str(FILMS), "--store", str(folder), "--no-progress"]) == 0
     return str(folder)
 
 
 def test_load_reports_rate(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    code, out, _ = run(
-        capsys, "load", str(DATA / "films.ttl"), "--store", str(tmp_path / "s"), "--no-progress"
-    )
+    code, out, _ = run(capsys, "load", str(FILMS), "--store", str(tmp_path / "s"), "--no-progress")
     assert code == 0 and "triples/s" in out and "now holds" in out
 
 

@@ -4,17 +4,19 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 import rdflib
 
-from middleware import cli_ask
+from middleware.cli import ask as cli_ask
 from middleware.cli import main
 from middleware.config import Settings
 from middleware.kg.sample import sample_store
 from middleware.llm.scripted import ScriptedLLM
+from middleware.testing.llms import first_option_or
 from tests.cli_helpers import rok_script, run
-from tests.conftest import DATA
+from tests.conftest import FILMS
 
 
 @pytest.fixture
@@ -82,7 +84,7 @@ def test_named_source_from_config(
     capsys: pytest.CaptureFixture[str], scripted: ScriptedLLM, tmp_path: Path
 ) -> None:
     store = tmp_path / "films"
-    assert main(["load", str(DATA / "films.ttl"), "--store", str(store), "--no-progress"]) == 0
+    assert main(["load", str(FILMS), "--store", str(store), "--no-progress"]) == 0
     capsys.readouterr()
     config = tmp_path / "kgmw.toml"
     config.write_text(f'[kgmw]\nmax_calls = 6\n\n[sources.films]\nstore = "{store}"\n')
@@ -187,3 +189,42 @@ def test_pseudo_graph_and_qsm_with_the_embedded_model(
     graph = sample_store()
     for triple in data["evidence"]["triples"]:
         assert triple["source"] == "sample" and _holds(graph, triple), triple
+
+
+def _retrieval(data: dict[str, Any]) -> tuple[list[Any], list[Any], list[Any]]:
+    """What a run took from the graph, source names left out: linked entities, base
+    graph sizes, evidence triples."""
+    steps = {s["name"]: s["parsed"] for s in data["steps"]}
+    linked = [
+        sorted(e["iri"] for e in share["linked"]) for share in (steps.get("link") or {}).values()
+    ]
+    base = list((steps.get("base_graph") or {}).values())
+    triples = [
+        (t["subject"]["value"], t["predicate"]["value"], t["object"]["value"], t["text"])
+        for t in data["evidence"]["triples"]
+    ]
+    return linked, base, triples
+
+
+@pytest.mark.parametrize("method", ["qsm", "pg"])
+def test_an_endpoint_links_and_retrieves_like_the_store(
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    sample_server: str,
+    method: str,
+) -> None:
+    """The sample graph in the store and behind an Oxigraph server: same links, same evidence."""
+    monkeypatch.setattr(cli_ask, "open_llm", lambda settings: first_option_or("Avatar"))
+    question = ["ask", "Which films did James Cameron direct?", "--method", method, "--json"]
+    code, on_store, err = run(capsys, *question)
+    assert code == 0, err
+    code, on_endpoint, err = run(
+        capsys, *question, "--endpoint", sample_server, "--profile", "metaqa"
+    )
+    assert code == 0, err
+    store, endpoint = json.loads(on_store), json.loads(on_endpoint)
+    assert _retrieval(store) == _retrieval(endpoint)
+    linked, base, triples = _retrieval(endpoint)
+    assert linked == [["https://kgmw.dev/metaqa/entity/James%20Cameron"]] and base[0] > 0
+    if method == "qsm":
+        assert any("James%20Cameron" in t[0] or "James%20Cameron" in t[2] for t in triples)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from middleware import cli_eval
+from middleware.cli import eval as cli_eval
 from middleware.cli import main
 from middleware.llm.scripted import ScriptedLLM
 from tests.cli_helpers import rok_script, run

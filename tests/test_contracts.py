@@ -2,7 +2,7 @@
 
 The shapes are snapshots in ``tests/data/snapshots/``: keys (recursively) and value
 types, not values. A change of shape fails here first; a deliberate one updates the
-snapshot and the docs in the same commit (``KGMW_UPDATE_SNAPSHOTS=1 pytest
+snapshot and the docs in the same commit (``UPDATE_SNAPSHOTS=1 pytest
 tests/test_contracts.py`` rewrites them).
 """
 
@@ -25,6 +25,7 @@ from middleware.methods.baselines import IO, CoT
 from middleware.methods.pseudograph import PseudoGraph
 from middleware.methods.qsm import QSM
 from middleware.methods.rok import RoK
+from middleware.serialize import answer_dict
 from middleware.text.embeddings import HashEncoder
 from tests.conftest import DATA
 
@@ -62,7 +63,7 @@ def merge(a: Any, b: Any) -> Any:
 
 def check_snapshot(name: str, found: Any) -> None:
     path = SNAPSHOTS / name
-    if os.environ.get("KGMW_UPDATE_SNAPSHOTS") == "1" or not path.exists():
+    if os.environ.get("UPDATE_SNAPSHOTS") == "1" or not path.exists():
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(found, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     assert found == json.loads(path.read_text(encoding="utf-8")), f"shape of {name} changed"
@@ -107,7 +108,7 @@ def methods(kg: LocalStore) -> dict[str, Any]:
 @pytest.mark.parametrize("name", ["rok", "pg", "qsm", "io", "cot"])
 def test_answer_json_shape(films: LocalStore, name: str) -> None:
     answer = methods(films)[name].run("Who directed Titanic with Kate Winslet?")
-    check_snapshot(f"answer-{name}.json", shape(answer.to_dict()))
+    check_snapshot(f"answer-{name}.json", shape(answer_dict(answer)))
 
 
 def test_results_record_shape(films: LocalStore, tmp_path: Path) -> None:

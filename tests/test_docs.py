@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import click
@@ -58,3 +59,21 @@ def test_every_error_documented() -> None:
         if isinstance(value, type) and issubclass(value, errors.MiddlewareError):
             assert f"`{value.__name__}`" in text, value.__name__
             assert str(value.status) in text
+
+
+def _readme_snippets() -> list[str]:
+    text = (DOCS.parent / "README.md").read_text()
+    return re.findall(r"```python\n(.*?)```", text, flags=re.DOTALL)
+
+
+@pytest.mark.slow
+def test_readme_python_snippets_run(capsys: pytest.CaptureFixture[str]) -> None:
+    """README's snippets, in order, in one namespace, with the embedded LLM and encoder."""
+    snippets = _readme_snippets()
+    assert len(snippets) >= 2
+    namespace: dict[str, object] = {}
+    for snippet in snippets:
+        exec(compile(snippet, "README.md", "exec"), namespace)
+    out = capsys.readouterr().out
+    assert "Heat —starring→ Val Kilmer" in out
+    assert '"evidence"' in out and '"usage"' in out

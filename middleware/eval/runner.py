@@ -19,11 +19,11 @@ from typing import Any
 
 from tqdm import tqdm
 
-from middleware.errors import LoadError
+from middleware.errors import LoadError, MiddlewareError
 from middleware.eval.items import EvalItem
 from middleware.eval.scoring import Scorer, base_record, error_record, record_key
 from middleware.llm.ledger import Budget
-from middleware.methods.base import Method
+from middleware.methods.method import Method
 
 RESULTS_FILE = "results.jsonl"
 RUNS_FILE = "runs.jsonl"
@@ -166,7 +166,9 @@ class Evaluator:
         self.progress = progress
 
     def answer(self, task: Task) -> dict[str, Any]:
-        """The record of one task; any error is caught and recorded, never raised."""
+        """The record of one task. A MiddlewareError (a source down, a budget hit, a
+        reply that does not parse) is recorded and the run goes on; anything else is a
+        bug and stops the run (results so far are kept; a rerun resumes)."""
         record = base_record(task.dataset, task.split, task.method, task.item)
         item = task.item
         started = time.perf_counter()
@@ -175,7 +177,7 @@ class Evaluator:
                 item.question, choices=list(item.choices) or None, budget=self.budget()
             )
             record.update(self.scorer.score(item, answer))
-        except Exception as err:
+        except MiddlewareError as err:
             record.update(error_record(err))
             record["seconds"] = round(time.perf_counter() - started, 4)
         return record

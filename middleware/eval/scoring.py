@@ -16,7 +16,8 @@ from middleware.eval.items import EvalItem
 from middleware.eval.metrics import choice_correct, evidence_recall, hits_at_1, rouge_l
 from middleware.kg.base import KnowledgeGraph
 from middleware.kg.terms import Term
-from middleware.methods.base import Answer
+from middleware.methods.answer import Answer
+from middleware.serialize.answer_json import entity_dict
 
 COST_KEYS = ("llm_calls", "prompt_tokens", "completion_tokens", "sparql_queries", "cache_hits")
 # Keys that differ between two runs of the same questions (wall-clock time only).
@@ -69,11 +70,11 @@ class Scorer:
         usage = answer.usage
         record: dict[str, Any] = {
             "prediction": answer.answer,
-            "entities": [e.to_dict() for e in answer.entities[:5]],
+            "entities": [entity_dict(e) for e in answer.entities[:5]],
             "grounding": answer.grounding,
             "warnings": len(answer.warnings),
-            **{k: int(usage.get(k, 0)) for k in COST_KEYS},
-            **{k: round(float(usage.get(k, 0.0)), 4) for k in TIMING_KEYS},
+            **{k: int(usage[k]) for k in COST_KEYS},
+            **{k: round(float(usage[k]), 4) for k in TIMING_KEYS},
             "error": None,
         }
         if item.choices and item.answer_key is not None:

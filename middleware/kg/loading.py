@@ -115,7 +115,7 @@ def _read_with_oxigraph(source: Source) -> Iterator[Quad]:
             yield from ox.parse(handle, fmt, base_iri=base)
         except SyntaxError as err:
             line = err.lineno
-            what = str(err.msg if hasattr(err, "msg") and err.msg else err)
+            what = str(err.msg or err)
             if line is None and source.format == "rdfxml":
                 line = _xml_error_line(source.path)
             raise LoadError(str(source.path), line, f"{source.format}: {what}") from err

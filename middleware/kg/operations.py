@@ -254,9 +254,16 @@ class GraphOperations(LabelLookups, ABC):
                     found[entity] = int(count.value)
         return found
 
-    def has_triples(self) -> bool:
+    def has_triples(self, *, timeout: float | None = None) -> bool:
         """Whether the graph holds any triple at all (readiness probes, doctor)."""
-        return bool(self._run(self.templates.render("has_triples")).boolean)
+        return bool(self._run(self.templates.render("has_triples"), timeout=timeout).boolean)
+
+    def has_triple(self, triple: Triple) -> bool:
+        """Whether the graph states ``triple`` (its ``source`` is ignored)."""
+        query = self.templates.render(
+            "has_triple", subject=triple.subject, predicate=triple.predicate, object=triple.object
+        )
+        return bool(self._run(query).boolean)
 
     def describe(self, entity: str | NamedNode) -> Entity:
         """Label, aliases and description of ``entity``; NotFound when the graph lacks it."""

@@ -97,7 +97,9 @@ def load_relations(path: Path | None) -> RelationCatalog:
                 continue
             labels = [str(x) for x in prop.label]
             inverses = [str(x) for x in inverse_prop[prop]] if inverse_prop is not None else []
-            inverse = prop.inverse_property if hasattr(prop, "inverse_property") else None
+            inverse = (
+                prop.inverse_property if isinstance(prop, owlready2.ObjectPropertyClass) else None
+            )
             relations[prop.iri] = RelationInfo(
                 iri=prop.iri,
                 label=labels[0] if labels else humanize(prop.iri),

@@ -147,3 +147,11 @@ def check_options(options: Sequence[str]) -> list[str]:
     if any(not o.strip() for o in listed):
         raise ValueError("choose() options must not be empty or blank")
     return listed
+
+
+@runtime_checkable
+class Identified(Protocol):
+    """An LLM that names its exact configuration, so cached replies never cross models."""
+
+    @property
+    def identity(self) -> str: ...

@@ -14,7 +14,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from middleware.llm.base import DEFAULT_MAX_TOKENS, LLM, Choice, Completion, Message
+from middleware.llm.base import (
+    DEFAULT_MAX_TOKENS,
+    LLM,
+    Choice,
+    Completion,
+    Identified,
+    Message,
+)
 from middleware.support.sqlite_file import SqliteFile
 
 
@@ -72,7 +79,9 @@ class CachedLLM:
         return self.inner.model
 
     def _identity(self) -> str:
-        return str(getattr(self.inner, "identity", f"{self.inner.name}:{self.inner.model}"))
+        if isinstance(self.inner, Identified):
+            return self.inner.identity
+        return f"{self.inner.name}:{self.inner.model}"
 
     def complete(
         self,

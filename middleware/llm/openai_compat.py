@@ -18,11 +18,9 @@ The API key is read from the environment by the caller and never logged.
 
 from __future__ import annotations
 
-import json
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any, cast
 
 import openai
@@ -30,25 +28,19 @@ import openai
 from middleware.errors import BadRequest, LLMError, LLMOutputError, LLMTimeout
 from middleware.llm.base import DEFAULT_MAX_TOKENS, Choice, Completion, Message, check_options
 from middleware.llm.local import options_grammar
+from middleware.llm.openai_wire import (
+    Tally,
+    Unsupported,
+    choice_schema,
+    error_detail,
+    mentions_feature,
+)
 from middleware.llm.options import match_option, retry_messages, with_options
 from middleware.llm.templates import flatten
 from middleware.support.retry import Retryable, parse_retry_after, retry_call
 
 RETRY_STATUSES = {408, 409, 429, 500, 502, 503, 504}
 APIS = ("auto", "chat", "completions")
-
-
-class _Unsupported(Exception):
-    """The server refused a request feature (a response format, a grammar)."""
-
-
-def _schema(options: Sequence[str]) -> dict[str, Any]:
-    return {
-        "type": "object",
-        "properties": {"choice": {"type": "string", "enum": list(options)}},
-        "required": ["choice"],
-        "additionalProperties": False,
-    }
 
 
 class OpenAICompatLLM:
@@ -151,7 +143,7 @@ class OpenAICompatLLM:
             ) from err
         except openai.APIStatusError as err:
             self._refuse_at_once(err, what, feature=feature)
-            status, detail = err.status_code, _detail(err)
+            status, detail = err.status_code, error_detail(err)
             raise Retryable(
                 lambda attempts: LLMError(
                     f"LLM server {self.base_url} failed on {what} after "
@@ -166,15 +158,15 @@ class OpenAICompatLLM:
 
     def _refuse_at_once(self, err: openai.APIStatusError, what: str, *, feature: bool) -> None:
         """Raise for answers that retrying cannot fix: bad key, unsupported feature, 4xx."""
-        status, detail = err.status_code, _detail(err)
+        status, detail = err.status_code, error_detail(err)
         if status in (401, 403):
             raise LLMError(
                 f"LLM server {self.base_url} refused the API key (HTTP {status}): {detail}",
                 hint=f"put a valid key in ${self.api_key_env}",
                 url=self.base_url,
             ) from err
-        if feature and status != 429 and _mentions_feature(detail):
-            raise _Unsupported(detail) from err
+        if feature and status != 429 and mentions_feature(detail):
+            raise Unsupported(detail) from err
         if status not in RETRY_STATUSES:
             raise LLMError(
                 f"LLM server {self.base_url} rejected {what} (HTTP {status}): {detail}",
@@ -266,7 +258,7 @@ class OpenAICompatLLM:
     ) -> Choice:
         listed = check_options(options)
         full = with_options(messages, listed)
-        tally = _Tally(started=time.perf_counter(), chars=sum(len(m["content"]) for m in full))
+        tally = Tally(started=time.perf_counter(), chars=sum(len(m["content"]) for m in full))
         longest = max(len(o) for o in listed)
         params: dict[str, Any] = {"temperature": temperature, "max_tokens": longest + 32}
         for _ in range(2):  # a second pass only after switching from chat to completions
@@ -276,7 +268,7 @@ class OpenAICompatLLM:
                     continue
                 try:
                     text, response = tally.add(request())
-                except _Unsupported as why:
+                except Unsupported as why:
                     tally.requests += 1
                     self.unsupported.add(route)
                     reason = " ".join(str(why).split())[:120]
@@ -290,7 +282,7 @@ class OpenAICompatLLM:
                     self.chat_works = True
                 index = match_option(text, listed)
                 if index is not None:
-                    return tally.choice(self, index, listed, response, route)
+                    return tally.choice(self.name, self.model, index, listed, response, route)
                 # The server took the constraint but did not keep to it.
                 self.unsupported.add(route)
                 self.fallbacks.append(f"{route} was accepted but ignored (reply {text[:60]!r})")
@@ -302,7 +294,7 @@ class OpenAICompatLLM:
     def _constrained_routes(
         self, full: list[Message], listed: list[str], params: dict[str, Any]
     ) -> list[tuple[str, Callable[[], tuple[str, Any]]]]:
-        schema = _schema(listed)
+        schema = choice_schema(listed)
         grammar = options_grammar(listed)
         if self._use_chat():
             json_schema = {
@@ -340,14 +332,14 @@ class OpenAICompatLLM:
         full: list[Message],
         listed: list[str],
         params: dict[str, Any],
-        tally: _Tally,
+        tally: Tally,
         first: tuple[str, Any] | None = None,
     ) -> Choice:
         """Plain prompt, strict validation, and one corrective retry."""
         text, response = first if first is not None else tally.add(self._ask_plain(full, params))
         index = match_option(text, listed)
         if index is not None:
-            return tally.choice(self, index, listed, response, "validated")
+            return tally.choice(self.name, self.model, index, listed, response, "validated")
         retry = retry_messages(full, text, listed)
         text, response = tally.add(self._ask_plain(retry, params))
         index = match_option(text, listed)
@@ -358,63 +350,4 @@ class OpenAICompatLLM:
                 raw=text,
                 hint="use a stronger model or a server with JSON-schema or grammar support",
             )
-        return tally.choice(self, index, listed, response, "corrected")
-
-
-@dataclass
-class _Tally:
-    """Requests and tokens spent on one choose() call, across routes and retries."""
-
-    started: float
-    chars: int
-    requests: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-
-    def add(self, reply: tuple[str, Any]) -> tuple[str, Any]:
-        text, response = reply
-        self.requests += 1
-        usage = getattr(response, "usage", None)
-        if usage is not None:
-            self.prompt_tokens += int(getattr(usage, "prompt_tokens", 0) or 0)
-            self.completion_tokens += int(getattr(usage, "completion_tokens", 0) or 0)
-        else:  # some servers omit usage; a rough estimate keeps budgets meaningful
-            self.prompt_tokens += self.chars // 4
-            self.completion_tokens += len(text) // 4
-        return text, response
-
-    def choice(
-        self, llm: OpenAICompatLLM, index: int, listed: list[str], response: Any, route: str
-    ) -> Choice:
-        done = Completion(
-            text=listed[index],
-            backend=llm.name,
-            model=str(getattr(response, "model", None) or llm.model),
-            prompt_tokens=self.prompt_tokens,
-            completion_tokens=self.completion_tokens,
-            seconds=time.perf_counter() - self.started,
-            route=route,
-            finish_reason=getattr(response.choices[0], "finish_reason", None),
-            requests=self.requests,
-        )
-        return Choice(index, listed[index], done)
-
-
-def _detail(err: openai.APIStatusError) -> str:
-    body = err.body
-    if isinstance(body, dict):
-        inner = body.get("error", body)
-        if isinstance(inner, dict) and inner.get("message"):
-            return str(inner["message"])[:300]
-        if isinstance(inner, str):
-            return inner[:300]
-        return json.dumps(body)[:300]
-    try:
-        return err.response.text[:300] or err.message
-    except (AttributeError, UnicodeDecodeError):
-        return str(err.message)[:300]
-
-
-def _mentions_feature(detail: str) -> bool:
-    lowered = detail.lower()
-    return any(w in lowered for w in ("response_format", "json_schema", "schema", "grammar"))
+        return tally.choice(self.name, self.model, index, listed, response, "corrected")

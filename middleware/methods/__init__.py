@@ -1,35 +1,42 @@
 """Question-answering methods over knowledge graphs, all returning an ``Answer``."""
 
-from middleware.methods.base import (
+from middleware.methods.answer import (
     Answer,
     AnswerEntity,
     Evidence,
     EvidencePath,
     EvidenceTriple,
-    Method,
     Step,
+    Usage,
 )
 from middleware.methods.baselines import IO, CoT
+from middleware.methods.method import Method, MethodBase
 from middleware.methods.pseudograph import PseudoGraph, PseudoGraphConfig
 from middleware.methods.qsm import QSM
-from middleware.methods.registry import METHODS, build_method
+from middleware.methods.registry import METHODS, SPECS, MethodSpec, build_method
 from middleware.methods.rok import RoK, RoKConfig
+from middleware.methods.run import AnswerPolicy
 
 __all__ = [
     "IO",
     "METHODS",
     "QSM",
+    "SPECS",
     "Answer",
     "AnswerEntity",
+    "AnswerPolicy",
     "CoT",
     "Evidence",
     "EvidencePath",
     "EvidenceTriple",
     "Method",
+    "MethodBase",
+    "MethodSpec",
     "PseudoGraph",
     "PseudoGraphConfig",
     "RoK",
     "RoKConfig",
     "Step",
+    "Usage",
     "build_method",
 ]

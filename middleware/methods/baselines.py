@@ -17,9 +17,10 @@ import re
 
 from middleware.llm.options import match_option
 from middleware.llm.templates import render
-from middleware.methods.base import Answer, AnswerEntity, MethodBase, Run, clean_answer
-from middleware.methods.grounding import ground_answer
-from middleware.text.linking import EntityLinker
+from middleware.methods.answer import Answer, Evidence
+from middleware.methods.method import MethodBase
+from middleware.methods.run import Run
+from middleware.methods.steps import Candidates, clean_answer, final_answer, finish, ground
 
 _MARKER = re.compile(r"so the answer is\s*:?", re.IGNORECASE)
 
@@ -40,27 +41,12 @@ class _Baseline(MethodBase):
     name = "baseline"
 
     def answer(self, run: Run) -> Answer:
-        answer = self._answer_text(run)
-        entities: list[AnswerEntity] = []
-        if run.graphs and answer:
-            with run.step("ground") as step:
-                for graph in run.graphs:
-                    entities += ground_answer(answer, run.question, {}, linker=EntityLinker(graph))
-                step.parsed = [e.to_dict() for e in entities]
-        if not answer:
-            run.warn("the model gave an empty answer")
-        return run.finish(answer, grounding="not-applicable", entities=entities)
+        text = self._answer_text(run)
+        entities = ground(run, text, [Candidates(g, self.linker(g)) for g in run.graphs])
+        return finish(run, text, entities=entities, evidence=Evidence(), grounding="not-applicable")
 
     def _answer_text(self, run: Run) -> str:
         raise NotImplementedError
-
-    @staticmethod
-    def _choose(run: Run, knowledge: list[str]) -> str:
-        assert run.choices is not None
-        with run.step("choose") as step:
-            prompt = render("choice_answer", question=run.question, facts=knowledge)
-            step.parsed = run.choose(step, prompt, run.choices).option
-        return str(step.parsed)
 
 
 class IO(_Baseline):
@@ -69,13 +55,7 @@ class IO(_Baseline):
     name = "io"
 
     def _answer_text(self, run: Run) -> str:
-        if run.choices:
-            return self._choose(run, [])
-        with run.step("answer") as step:
-            step.parsed = clean_answer(
-                run.complete(step, render("io_answer", question=run.question)).text
-            )
-        return str(step.parsed)
+        return final_answer(run, [], Evidence(), prompt="io_answer")
 
 
 class CoT(_Baseline):
@@ -84,6 +64,8 @@ class CoT(_Baseline):
     name = "cot"
 
     def _answer_text(self, run: Run) -> str:
+        if run.policy.graph_only:  # no evidence is ever gathered: say so, spend nothing
+            return final_answer(run, [], Evidence())
         with run.step("reason") as step:
             reply = run.complete(step, render("cot_answer", question=run.question)).text
             answer = answer_after_marker(reply)
@@ -94,9 +76,11 @@ class CoT(_Baseline):
                 sentences = [s for s in re.split(r"(?<=[.!?])\s+", reply.strip()) if s]
                 answer = clean_answer(sentences[-1]) if sentences else ""
             step.parsed = {"reasoning": " ".join(reply.split()), "answer": answer}
+            if not answer and not run.choices:
+                run.warn("the model gave an empty answer", step)
         if not run.choices:
             return answer
         picked = match_option(answer, run.choices)
         if picked is not None:
             return run.choices[picked]
-        return self._choose(run, [" ".join(reply.split())])
+        return final_answer(run, [" ".join(reply.split())], Evidence())

@@ -20,7 +20,7 @@ from collections.abc import Mapping
 
 from pyoxigraph import NamedNode
 
-from middleware.methods.base import AnswerEntity
+from middleware.methods.answer import AnswerEntity
 from middleware.text.folding import fold
 from middleware.text.linking import EntityLinker
 

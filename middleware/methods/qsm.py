@@ -1,6 +1,6 @@
 """QSM baseline: the question itself matched against its entities' neighbourhoods.
 
-The question's spans are linked in every source; the linked entities' 1-hop
+The question's spans are linked in every source (step ``link``); the linked entities' 1-hop
 neighbourhoods are verbalized and embedded with the question; the ``top_k`` most
 similar triples go to the LLM with the question, in one call. It is the pseudo-graph
 method without the draft and the verification, so comparing the two shows what they add.
@@ -17,18 +17,25 @@ method without the draft and the verification, so comparing the two shows what t
 
 from __future__ import annotations
 
-from pyoxigraph import NamedNode
+from typing import Any
 
+from middleware.config.methods import QSMSettings
 from middleware.kg.base import KnowledgeGraph
 from middleware.llm.base import LLM
-from middleware.llm.templates import render
-from middleware.methods.base import Answer, Evidence, EvidenceTriple, MethodBase, Run, clean_answer
-from middleware.methods.grounding import ground_answer
-from middleware.methods.semantic import BaseTriple, link_question, neighbourhood, top_matches
+from middleware.methods.answer import Answer, Evidence, EvidenceTriple
+from middleware.methods.collect import (
+    BaseTriple,
+    LinkedName,
+    link_question,
+    neighbourhood,
+    top_matches,
+)
+from middleware.methods.method import MethodBase
+from middleware.methods.run import Run
 from middleware.methods.sources import fan_out
+from middleware.methods.steps import Candidates, final_answer, finish, ground
 from middleware.text.embeddings.encoders import Encoder
 from middleware.text.linking import EntityLinker
-from middleware.text.verbalize import Verbalizer
 
 
 class QSM(MethodBase):
@@ -42,71 +49,77 @@ class QSM(MethodBase):
         graph: KnowledgeGraph | None = None,
         *,
         encoder: Encoder,
-        top_k: int = 10,
-        neighbors_per_entity: int = 100,
-        max_entities: int = 12,
-        fuzzy_cutoff: float = 85.0,
+        config: QSMSettings | None = None,
+        **shared: Any,
     ) -> None:
-        super().__init__(llm, graph)
+        super().__init__(llm, graph, **shared)
         self.encoder = encoder
-        self.top_k = top_k
-        self.neighbors_per_entity = neighbors_per_entity
-        self.max_entities = max_entities
-        self.fuzzy_cutoff = fuzzy_cutoff
+        self.config = config or QSMSettings()
 
     def answer(self, run: Run) -> Answer:
+        config = self.config
         linkers: dict[str, EntityLinker] = {}
 
+        def link(graph: KnowledgeGraph) -> list[LinkedName]:
+            linker = linkers.setdefault(graph.name, self.linker(graph))
+            return link_question(linker, run.question)[: config.max_entities]
+
+        with run.step("link") as step:
+            linked = fan_out(run.graphs, link)
+            step.parsed = {
+                g.name: {"linked": [n.to_dict() for n in names]} for g, names in linked.results
+            }
+            for failure in linked.failures:
+                run.warn(f"{failure}; answered from the other sources", step)
+
         def gather(graph: KnowledgeGraph) -> list[BaseTriple]:
-            linker = linkers.setdefault(
-                graph.name, EntityLinker(graph, fuzzy_cutoff=self.fuzzy_cutoff)
+            names = next(n for g, n in linked.results if g is graph)
+            return neighbourhood(
+                graph,
+                [n.entity.iri for n in names],
+                per_entity=config.neighbors_per_entity,
+                verbalizer=self.verbalizer(graph),
             )
-            iris = [n.entity.iri for n in link_question(linker, run.question)][: self.max_entities]
-            return neighbourhood(graph, iris, per_entity=self.neighbors_per_entity)
 
         with run.step("base_graph") as step:
-            gathered = fan_out(run.graphs, gather)
+            gathered = fan_out([g for g, _ in linked.results], gather)
             base = [b for _, triples in gathered.results for b in triples]
             step.parsed = {g.name: len(t) for g, t in gathered.results}
             for failure in gathered.failures:
                 run.warn(f"{failure}; answered from the other sources", step)
         with run.step("match") as step:
             vectors = self.encoder.encode([run.question, *(b.text for b in base)])
-            hits = top_matches(vectors[:1], vectors[1:], k=self.top_k)[0]
+            hits = top_matches(
+                vectors[:1], vectors[1:], k=config.top_k, faiss_threshold=self.text.faiss_threshold
+            )[0]
             chosen = [base[i] for i, _ in hits]
             step.parsed = [{"text": base[i].text, "score": round(s, 4)} for i, s in hits]
-        with run.step("answer") as step:
-            facts = [b.text for b in chosen]
-            if run.choices:
-                prompt = render("choice_answer", question=run.question, facts=facts)
-                text = run.choose(step, prompt, run.choices).option
-            else:
-                prompt = render("facts_answer", question=run.question, facts=facts)
-                text = clean_answer(run.complete(step, prompt).text)
-            step.parsed = text
-        entities = []
-        with run.step("ground") as step:
-            for graph, _ in gathered.results:
-                verbalizer = Verbalizer(graph)
-                nodes = [
-                    t
-                    for b in chosen
-                    if b.triple.source == graph.name
-                    for t in (b.triple.subject, b.triple.object)
-                ]
-                iris = [n for n in dict.fromkeys(nodes) if isinstance(n, NamedNode)]
-                verbalizer.prepare(iris)
-                candidates = {iri: (verbalizer.name(iri), graph.name) for iri in iris}
-                entities += ground_answer(
-                    text, run.question, candidates, linker=linkers[graph.name]
-                )
-            step.parsed = [e.to_dict() for e in entities]
         if not chosen:
             run.warn("no entity of the question linked to a graph; the answer is not grounded")
         evidence = Evidence(triples=[EvidenceTriple(b.triple, b.text, "matched") for b in chosen])
-        return run.finish(
+        text = final_answer(run, [b.text for b in chosen], evidence)
+        entities = ground(
+            run,
             text,
-            grounding="neighbourhood" if chosen else "none",
+            [
+                Candidates(
+                    graph,
+                    linkers[graph.name],
+                    [
+                        t
+                        for b in chosen
+                        if b.triple.source == graph.name
+                        for t in (b.triple.subject, b.triple.object)
+                    ],
+                    self.verbalizer(graph),
+                )
+                for graph, _ in gathered.results
+            ],
+        )
+        return finish(
+            run,
+            text,
             entities=entities,
             evidence=evidence,
+            grounding="neighbourhood" if chosen else "none",
         )

@@ -1,62 +1,98 @@
-"""Methods by name, built from settings: what the CLI and the service share."""
+"""Methods by name, built from settings: what the CLI, the service and eval share.
+
+A method is registered by one ``MethodSpec``: its name, a one-line description, its
+settings table, whether it takes several sources, and how to build it. Everything
+that lists methods (``kgmw ask --method``, ``/v1/models``, eval, the conformance
+suite in ``middleware/testing``) reads ``METHODS`` and ``SPECS``, so a new method gets
+all of them, its tests included, by being registered here.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
+
 from middleware.config import Settings
-from middleware.config.methods import PseudoGraphSettings, QSMSettings, RoKSettings
+from middleware.config.methods import MethodTable, PseudoGraphSettings, QSMSettings, RoKSettings
 from middleware.errors import BadRequest
 from middleware.kg.base import KnowledgeGraph
 from middleware.llm.base import LLM
-from middleware.methods.base import Method
 from middleware.methods.baselines import IO, CoT
+from middleware.methods.method import Method
 from middleware.methods.pseudograph import PseudoGraph
 from middleware.methods.qsm import QSM
 from middleware.methods.rok import RoK
+from middleware.methods.run import AnswerPolicy
 from middleware.text.embeddings.factory import open_encoder
-from middleware.text.linking import EntityLinker
 
-METHODS: dict[str, str] = {
-    "rok": "RoK: key entities, PageRank-ranked paths, one neighbour filter; 3-4 LLM calls",
-    "pg": "Pseudo-graph: the LLM drafts Cypher, it is checked against matched graph triples, fixed, answered; 3 LLM calls, several sources at once",
-    "qsm": "QSM baseline: the question matched against its entities' neighbour triples; 1 LLM call",
-    "io": "IO baseline: the question alone; 1 LLM call",
-    "cot": "CoT baseline: step-by-step reasoning, then the answer; 1 LLM call",
-}
+Builder = Callable[[Settings, LLM, KnowledgeGraph | None], Method]
 
 
-def build_method(name: str, settings: Settings, llm: LLM, graph: KnowledgeGraph) -> Method:
-    """The method ``name`` over ``graph`` with ``llm``, configured by ``settings``."""
+@dataclass(frozen=True)
+class MethodSpec:
+    name: str
+    description: str
+    build: Builder
+    table: type[MethodTable] | None = None
+    multi_source: bool = True
+
+
+def _policy(settings: Settings) -> AnswerPolicy:
+    return AnswerPolicy.from_settings(settings)
+
+
+SPECS: tuple[MethodSpec, ...] = (
+    MethodSpec(
+        "rok",
+        "RoK: key entities, PageRank-ranked paths, one neighbour filter; 3-4 LLM calls",
+        lambda s, llm, g: RoK(llm, g, config=s.table(RoKSettings), text=s, policy=_policy(s)),
+        RoKSettings,
+        multi_source=False,
+    ),
+    MethodSpec(
+        "pg",
+        "Pseudo-graph: the LLM drafts Cypher, it is checked against matched graph triples, fixed, answered; 3 LLM calls, several sources at once",
+        lambda s, llm, g: PseudoGraph(
+            llm,
+            g,
+            encoder=open_encoder(s),
+            config=s.table(PseudoGraphSettings),
+            text=s,
+            policy=_policy(s),
+        ),
+        PseudoGraphSettings,
+    ),
+    MethodSpec(
+        "qsm",
+        "QSM baseline: the question matched against its entities' neighbour triples; 1 LLM call",
+        lambda s, llm, g: QSM(
+            llm, g, encoder=open_encoder(s), config=s.table(QSMSettings), text=s, policy=_policy(s)
+        ),
+        QSMSettings,
+    ),
+    MethodSpec(
+        "io",
+        "IO baseline: the question alone; 1 LLM call",
+        lambda s, llm, g: IO(llm, g, text=s, policy=_policy(s)),
+    ),
+    MethodSpec(
+        "cot",
+        "CoT baseline: step-by-step reasoning, then the answer; 1 LLM call",
+        lambda s, llm, g: CoT(llm, g, text=s, policy=_policy(s)),
+    ),
+)
+METHODS: dict[str, str] = {spec.name: spec.description for spec in SPECS}
+
+
+def method_spec(name: str) -> MethodSpec:
+    """The registration of method ``name``; an unknown name lists the known ones."""
     key = name.strip().lower()
-    if key == "rok":
-        return RoK(
-            llm,
-            graph,
-            config=settings.table(RoKSettings),
-            linker=EntityLinker(graph, fuzzy_cutoff=settings.fuzzy_cutoff),
-            literal_max_chars=settings.literal_max_chars,
-        )
-    if key == "pg":
-        return PseudoGraph(
-            llm,
-            graph,
-            encoder=open_encoder(settings),
-            config=settings.table(PseudoGraphSettings),
-            fuzzy_cutoff=settings.fuzzy_cutoff,
-            literal_max_chars=settings.literal_max_chars,
-        )
-    if key == "qsm":
-        qsm = settings.table(QSMSettings)
-        return QSM(
-            llm,
-            graph,
-            encoder=open_encoder(settings),
-            top_k=qsm.top_k,
-            neighbors_per_entity=qsm.neighbors_per_entity,
-            max_entities=qsm.max_entities,
-            fuzzy_cutoff=settings.fuzzy_cutoff,
-        )
-    if key == "io":
-        return IO(llm, graph)
-    if key == "cot":
-        return CoT(llm, graph)
+    for spec in SPECS:
+        if spec.name == key:
+            return spec
     raise BadRequest(f"unknown method {name!r}", hint=f"known methods: {', '.join(METHODS)}")
+
+
+def build_method(name: str, settings: Settings, llm: LLM, graph: KnowledgeGraph | None) -> Method:
+    """The method ``name`` over ``graph`` with ``llm``, configured by ``settings``."""
+    return method_spec(name).build(settings, llm, graph)

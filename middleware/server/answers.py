@@ -10,7 +10,9 @@ from flask import Blueprint, Response, jsonify, request
 from middleware.errors import BadRequest
 from middleware.kg.base import KnowledgeGraph
 from middleware.llm.ledger import Budget
-from middleware.methods.base import Answer, Method
+from middleware.methods.answer import Answer
+from middleware.methods.method import Method
+from middleware.serialize.answer_json import answer_dict
 from middleware.server.context import metrics, state
 from middleware.server.evidence_graph import evidence_graph
 from middleware.server.metrics import Metrics
@@ -89,7 +91,7 @@ def prepare_answer(ask: AnswerRequest) -> PreparedAnswer:
 
 def answer_body(answer: Answer, graphs: list[KnowledgeGraph]) -> dict[str, Any]:
     """The Answer JSON with its evidence drawn as nodes and edges (``evidence_graph``)."""
-    body = answer.to_dict()
+    body = answer_dict(answer)
     body["evidence_graph"] = evidence_graph(answer, {graph.name: graph for graph in graphs})
     return body
 

@@ -22,7 +22,7 @@ from typing import Any
 from flask import Blueprint, Response, jsonify, stream_with_context
 
 from middleware.errors import BadRequest, MiddlewareError, NotFound
-from middleware.methods.base import Answer
+from middleware.methods.answer import Answer
 from middleware.methods.registry import METHODS
 from middleware.server.answers import AnswerRequest, answer_body, prepare_answer, request_json
 from middleware.server.context import metrics, state
@@ -130,7 +130,7 @@ def last_user_message(messages: Any) -> str:
 def cited_text(answer: Answer) -> str:
     """The answer, then the evidence it rests on as numbered lines."""
     lines = [answer.answer or "(no answer)"]
-    cited = [(p.text, p.to_dict()["source"]) for p in answer.evidence.paths]
+    cited = [(p.text, p.source) for p in answer.evidence.paths]
     cited += [(t.text, t.triple.source) for t in answer.evidence.triples]
     if cited:
         lines += ["", "Evidence:"]
@@ -144,8 +144,7 @@ def cited_text(answer: Answer) -> str:
 
 
 def chat_usage(answer: Answer) -> dict[str, int]:
-    prompt = int(answer.usage.get("prompt_tokens", 0))
-    completion = int(answer.usage.get("completion_tokens", 0))
+    prompt, completion = answer.usage.prompt_tokens, answer.usage.completion_tokens
     return {
         "prompt_tokens": prompt,
         "completion_tokens": completion,

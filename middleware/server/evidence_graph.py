@@ -15,7 +15,7 @@ from pyoxigraph import Literal, NamedNode
 
 from middleware.kg.base import KnowledgeGraph, Triple
 from middleware.kg.terms import Term
-from middleware.methods.base import Answer
+from middleware.methods.answer import Answer
 from middleware.text.verbalize import Verbalizer
 
 MAX_EDGES = 200

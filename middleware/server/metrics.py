@@ -14,7 +14,8 @@ from __future__ import annotations
 import bisect
 import threading
 from collections import defaultdict
-from typing import Any
+
+from middleware.methods.answer import Usage
 
 # Seconds: answers take from milliseconds (scripted LLM, cached) to a minute (remote LLMs).
 LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
@@ -66,20 +67,17 @@ class Metrics:
         with self._lock:
             self._add("kgmw_errors_total", _labels(error=error_class))
 
-    def count_usage(self, method: str, usage: dict[str, Any]) -> None:
+    def count_usage(self, method: str, usage: Usage) -> None:
         """An answer's LLM calls, tokens and SPARQL queries."""
         with self._lock:
             self._add("kgmw_answers_total", _labels(method=method))
-            self._add("kgmw_llm_calls_total", _labels(method=method), usage.get("llm_calls", 0))
-            for kind in ("prompt", "completion"):
-                self._add(
-                    "kgmw_llm_tokens_total",
-                    _labels(method=method, kind=kind),
-                    usage.get(f"{kind}_tokens", 0),
-                )
-            self._add(
-                "kgmw_sparql_queries_total", _labels(via=method), usage.get("sparql_queries", 0)
-            )
+            self._add("kgmw_llm_calls_total", _labels(method=method), usage.llm_calls)
+            for kind, count in (
+                ("prompt", usage.prompt_tokens),
+                ("completion", usage.completion_tokens),
+            ):
+                self._add("kgmw_llm_tokens_total", _labels(method=method, kind=kind), count)
+            self._add("kgmw_sparql_queries_total", _labels(via=method), usage.sparql_queries)
 
     def count_proxy_query(self, source: str) -> None:
         with self._lock:

@@ -13,8 +13,8 @@ from flask import Blueprint, Response, request
 
 from middleware.errors import BadRequest, PayloadTooLarge, ReadOnlyViolation
 from middleware.kg.readonly import MAX_QUERY_CHARS, QueryInfo, inspect_query
+from middleware.serialize.sparql_results import ALIASES, formats_for, write_result
 from middleware.server.context import metrics, state
-from middleware.server.result_formats import ALIASES, formats_for, write_result
 
 blueprint = Blueprint("sparql", __name__)
 

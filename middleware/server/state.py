@@ -18,7 +18,7 @@ from middleware.kg.operations import GraphOperations
 from middleware.llm.base import LLM
 from middleware.llm.factory import open_llm
 from middleware.llm.ledger import Budget
-from middleware.methods.base import Method
+from middleware.methods.method import Method
 from middleware.methods.registry import METHODS, build_method
 
 DEFAULT_SOURCE = "default"

@@ -10,6 +10,7 @@ from typing import Any
 from flask import Blueprint, Response, jsonify
 
 from middleware.llm.base import user
+from middleware.llm.cache import CachedLLM
 from middleware.server.context import metrics, state
 from middleware.server.openapi import openapi_document
 
@@ -59,12 +60,10 @@ def _readiness() -> dict[str, Any]:
     checks: dict[str, dict[str, Any]] = {}
     for name in app_state.source_names():
         checks[f"source:{name}"] = _probe(
-            lambda name=name: (
-                app_state.graph(name).query("ASK { ?s ?p ?o }", timeout=READY_TIMEOUT).boolean
-            )
+            lambda name=name: app_state.graph(name).has_triples(timeout=READY_TIMEOUT)
         )
     llm = app_state.llm
-    raw = getattr(llm, "inner", llm)  # past the reply cache: the model itself must answer
+    raw = llm.inner if isinstance(llm, CachedLLM) else llm  # the model itself must answer
     checks["llm"] = _probe(lambda: raw.complete([user("Ready?")], max_tokens=1).text is not None)
     return {"ready": all(c["ok"] for c in checks.values()), "checks": checks}
 

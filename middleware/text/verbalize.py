@@ -118,11 +118,17 @@ class Verbalizer:
         """False for metadata predicates (labels, ignored ones) that carry no relation."""
         return triple.predicate not in self._skipped
 
+    def parts(self, triple: Triple) -> tuple[str, str, str]:
+        """The subject's name, the relation's reading and the object's name."""
+        return (
+            self.name(triple.subject),
+            self.relation(triple.predicate),
+            self.name(triple.object),
+        )
+
     def triple(self, triple: Triple) -> str:
         """``subject | relation | object``."""
-        return " | ".join(
-            (self.name(triple.subject), self.relation(triple.predicate), self.name(triple.object))
-        )
+        return " | ".join(self.parts(triple))
 
     def hop(self, hop: Hop) -> str:
         """A triple as walked: reversed hops start at the object and read inversely."""

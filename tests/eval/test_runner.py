@@ -136,3 +136,23 @@ def test_own_jsonl_over_the_sample_graph(graph: LocalStore, tmp_path: Path) -> N
     data = load_jsonl(DATA / "eval" / "own.jsonl")
     summary = evaluator(graph, tmp_path).run(plan([("own", "custom", data.items)], ["rok"]))
     assert summary.answered == 2 and summary.failed == 0
+
+
+def test_a_bug_in_a_method_stops_the_run_and_keeps_what_was_written(
+    graph: LocalStore, tmp_path: Path
+) -> None:
+    """Only MiddlewareErrors are recorded per question; a bug must not hide in the results."""
+
+    class Broken:
+        name = "broken"
+
+        def run(self, question: str, **_: object) -> None:
+            raise KeyError("a bug")
+
+    results = ResultsFile(tmp_path / "results.jsonl")
+    methods: dict[str, Any] = {"io": IO(scripted(Interrupt(None)), graph), "broken": Broken()}
+    with pytest.raises(KeyError):
+        Evaluator(methods, Scorer(graph), results).run(
+            plan([("films", "dev", QUESTIONS[:1])], ["io", "broken"])
+        )
+    assert [r["method"] for r in without_timing(tmp_path / "results.jsonl")] == ["io"]

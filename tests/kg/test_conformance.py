@@ -11,8 +11,7 @@ import rdflib
 from middleware.kg.backends.endpoint import SparqlEndpoint
 from middleware.kg.backends.local import LocalStore
 from middleware.kg.backends.rdflib_graph import RdflibGraph
-from tests.conftest import DATA
-from tests.kg.conformance import GraphConformance
+from middleware.testing.graphs import GraphConformance, films_path
 
 
 class TestLocalStoreInMemory(GraphConformance):
@@ -20,7 +19,7 @@ class TestLocalStoreInMemory(GraphConformance):
     @classmethod
     def graph(cls) -> LocalStore:
         store = LocalStore(profile="generic", name="memory")
-        store.load([DATA / "films.ttl"])
+        store.load([films_path()])
         return store
 
 
@@ -29,7 +28,7 @@ class TestLocalStoreOnDisk(GraphConformance):
     @classmethod
     def graph(cls, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalStore]:
         folder: Path = tmp_path_factory.mktemp("disk") / "store"
-        LocalStore(folder, profile="generic").load([DATA / "films.ttl"])
+        LocalStore(folder, profile="generic").load([films_path()])
         store = LocalStore(folder, read_only=True, name="disk")
         yield store
         store.close()
@@ -46,4 +45,4 @@ class TestRdflibGraph(GraphConformance):
     @pytest.fixture(scope="class")
     @classmethod
     def graph(cls) -> RdflibGraph:
-        return RdflibGraph(rdflib.Graph().parse(DATA / "films.ttl"), name="rdflib")
+        return RdflibGraph(rdflib.Graph().parse(films_path()), name="rdflib")

@@ -16,7 +16,7 @@ from pyoxigraph import NamedNode
 
 from middleware.errors import BadRequest, LoadError
 from middleware.kg.backends.local import LocalStore
-from tests.conftest import DATA
+from tests.conftest import FILMS
 
 NT = '<http://e.org/a> <http://e.org/p> <http://e.org/b> .\n<http://e.org/a> <http://www.w3.org/2000/01/rdf-schema#label> "A" .\n'
 SAMPLES = {
@@ -204,7 +204,7 @@ def test_kill_during_a_large_load_leaves_store_as_it_was(tmp_path: Path) -> None
 def test_load_report_and_version(tmp_path: Path) -> None:
     store = LocalStore()
     assert store.version == 0
-    report = store.load([DATA / "films.ttl"])
+    report = store.load([FILMS])
     assert store.version == 1 and report.quads_added == report.quads_read == len(store)
     assert report.rate > 0
 
@@ -213,7 +213,7 @@ def test_store_path_expands_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     monkeypatch.setenv("HOME", str(tmp_path))
     monkeypatch.chdir(tmp_path)
     store = LocalStore("~/kg/films")
-    store.load([DATA / "films.ttl"])
+    store.load([FILMS])
     assert (tmp_path / "kg" / "films" / "current").is_symlink()
     assert not (tmp_path / "~").exists()
 

@@ -10,8 +10,9 @@ from rdflib.namespace import RDF
 
 from middleware.kg.backends.local import LocalStore
 from middleware.llm.scripted import ScriptedLLM
-from middleware.methods.base import Answer
+from middleware.methods.answer import Answer
 from middleware.methods.rok import RoK
+from middleware.serialize import answer_json, answer_turtle
 from middleware.support.resources import resource_dir
 
 KGMW = rdflib.Namespace("https://kgmw.dev/ns#")
@@ -38,13 +39,14 @@ def answer() -> Answer:
 
 
 def test_json_shape(answer: Answer) -> None:
-    data = json.loads(answer.to_json())
+    data = json.loads(answer_json(answer))
     assert set(data) == {
         "question",
         "answer",
         "method",
         "grounded",
         "grounding",
+        "confidence",
         "entities",
         "evidence",
         "steps",
@@ -92,7 +94,7 @@ def test_json_shape(answer: Answer) -> None:
 
 
 def test_turtle_is_prov_and_uses_only_declared_terms(answer: Answer) -> None:
-    graph = rdflib.Graph().parse(data=answer.to_turtle(), format="turtle")
+    graph = rdflib.Graph().parse(data=answer_turtle(answer), format="turtle")
     vocabulary = rdflib.Graph().parse(resource_dir("ontologies") / "kgmw-answers.ttl")
     declared = set(vocabulary.subjects())
     used = {

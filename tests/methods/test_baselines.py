@@ -10,6 +10,7 @@ from middleware.kg.backends.local import LocalStore
 from middleware.llm.scripted import ScriptedLLM
 from middleware.methods.baselines import IO, CoT, answer_after_marker
 from middleware.methods.registry import build_method
+from middleware.serialize import answer_dict
 
 
 @pytest.fixture(scope="module")
@@ -29,7 +30,14 @@ def test_io_is_one_call_and_grounds_by_label(kg: LocalStore) -> None:
     assert [(e.label, e.iri) for e in answer.entities] == [
         ("Michael Mann", kg.entity_iri("Michael Mann"))
     ]
-    assert set(answer.to_dict()) >= {"answer", "entities", "evidence", "steps", "usage", "method"}
+    assert set(answer_dict(answer)) >= {
+        "answer",
+        "entities",
+        "evidence",
+        "steps",
+        "usage",
+        "method",
+    }
 
 
 def test_io_without_a_graph() -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from middleware.methods.cypher import parse_cypher
+from middleware.methods.pseudograph.cypher import parse_cypher
 
 # (name, Cypher, expected triples as text, expected skip reasons)
 CASES: list[tuple[str, str, list[str], list[str]]] = [

@@ -19,7 +19,7 @@ from middleware.config import Settings
 from middleware.kg.backends.endpoint import SparqlEndpoint
 from middleware.kg.backends.local import LocalStore
 from middleware.llm.scripted import ScriptedLLM
-from middleware.methods.base import Answer
+from middleware.methods.answer import Answer
 from middleware.methods.pseudograph import PseudoGraph
 from middleware.text.embeddings.factory import open_encoder
 from tests.conftest import DATA, start_oxigraph

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pyoxigraph import Literal, NamedNode
 
 from middleware.kg.base import Triple
-from middleware.methods.pruning import Match, group_by_subject, prune
-from middleware.methods.semantic import BaseTriple
+from middleware.methods.collect import BaseTriple
+from middleware.methods.pseudograph.pruning import Match, group_by_subject, prune
 
 WD = "http://www.wikidata.org/entity/"
 
@@ -18,7 +18,7 @@ def match(subject: str, label: str, relation: str, obj: str, score: float, query
         Literal(obj),
         "wikidata",
     )
-    return Match(query, BaseTriple(triple, f"{label} | {relation} | {obj}"), score)
+    return Match(query, BaseTriple(triple, (label, relation, obj)), score)
 
 
 def test_of_same_label_entities_the_one_with_most_matched_triples_survives() -> None:

@@ -7,6 +7,7 @@ import re
 import numpy as np
 import pytest
 
+from middleware.config import QSMSettings
 from middleware.errors import BudgetExceeded
 from middleware.kg.backends.local import LocalStore
 from middleware.llm.ledger import Budget
@@ -103,7 +104,7 @@ def test_each_pseudo_triple_keeps_its_ten_best_base_triples(films: LocalStore) -
 
 
 def _heat_texts(graph: LocalStore) -> list[str]:
-    from middleware.methods.semantic import neighbourhood
+    from middleware.methods.collect import neighbourhood
     from middleware.text.linking import EntityLinker
 
     heat = EntityLinker(graph).best("Heat")
@@ -180,7 +181,9 @@ def test_fact_lines_in_either_notation() -> None:
 
 def test_qsm_gives_the_question_its_nearest_triples(films: LocalStore) -> None:
     llm = ScriptedLLM([("Answer:$", "Michael Mann")])
-    answer = QSM(llm, films, encoder=HashEncoder(), top_k=3).run("Who directed Heat?")
+    answer = QSM(llm, films, encoder=HashEncoder(), config=QSMSettings(top_k=3)).run(
+        "Who directed Heat?"
+    )
     assert answer.usage["llm_calls"] == 1
     assert len(answer.evidence.triples) == 3
     assert "Heat | directed by | Michael Mann" in [t.text for t in answer.evidence.triples]

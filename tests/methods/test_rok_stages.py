@@ -11,8 +11,8 @@ from pyoxigraph import NamedNode
 from middleware.errors import BadRequest
 from middleware.kg.backends.local import LocalStore
 from middleware.kg.base import Hop, Path, Triple
-from middleware.methods.pagerank import pagerank
-from middleware.methods.paths import (
+from middleware.methods.rok.pagerank import pagerank
+from middleware.methods.rok.path_search import (
     canonical_key,
     neighbour_candidates,
     rank_paths,
@@ -197,7 +197,7 @@ def test_same_relation_on_the_other_side_is_kept(kg: LocalStore) -> None:
 
 
 def test_spread_takes_relations_in_turn() -> None:
-    from middleware.methods.paths import Neighbour
+    from middleware.methods.rok.path_search import Neighbour
 
     e = NamedNode("urn:e")
     many = [

@@ -91,7 +91,7 @@ def test_rok_over_two_sources_is_refused_with_a_hint(
         f"{server.url}/v1/answer", json={"question": QUESTION, "sources": ["one", "two"]}
     )
     assert response.status_code == 400
-    assert "RoK searches paths inside one graph" in response.json()["message"]
+    assert "rok works inside one graph" in response.json()["message"]
     io = httpx.post(
         f"{server.url}/v1/answer",
         json={"question": QUESTION, "method": "io", "sources": ["two"]},

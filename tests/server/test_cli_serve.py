@@ -86,7 +86,7 @@ def test_serve_warns_when_open_beyond_loopback() -> None:
     from click.testing import CliRunner
 
     from middleware.cli import cli
-    from middleware.cli_serve import _announce
+    from middleware.cli.serve import _announce
     from middleware.config import Settings
 
     settings = Settings.load(config_path=None, env={}, overrides={"server_host": "0.0.0.0"})

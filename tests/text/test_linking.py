@@ -8,7 +8,7 @@ from middleware.kg.backends.endpoint import SparqlEndpoint
 from middleware.kg.backends.local import LocalStore
 from middleware.text.folding import fold
 from middleware.text.linking import EntityLinker
-from tests.conftest import DATA
+from tests.conftest import FILMS
 
 EX = "http://example.org/film/"
 
@@ -16,7 +16,7 @@ EX = "http://example.org/film/"
 @pytest.fixture(scope="module")
 def films() -> LocalStore:
     store = LocalStore(profile="generic")
-    store.load([DATA / "films.ttl"])
+    store.load([FILMS])
     return store
 
 

@@ -5,7 +5,7 @@ from pyoxigraph import Literal, NamedNode
 from middleware.kg.backends.local import LocalStore
 from middleware.kg.base import Hop, Path, Triple
 from middleware.text.verbalize import Verbalizer
-from tests.conftest import DATA
+from tests.conftest import FILMS
 
 EX = "http://example.org/film/"
 
@@ -25,7 +25,7 @@ def test_triples_and_reversed_hops_with_metaqa_ontology() -> None:
 
 def test_unknown_relations_and_literals_in_a_generic_graph() -> None:
     store = LocalStore()
-    store.load([DATA / "films.ttl"])
+    store.load([FILMS])
     verbalizer = Verbalizer(store, literal_max_chars=12)
     texts = verbalizer.triples(store.neighbors(EX + "Titanic", direction="out"))
     assert "Titanic | directed by | James Cameron" in texts
@@ -51,7 +51,7 @@ def test_unknown_relations_and_literals_in_a_generic_graph() -> None:
 
 def test_ignored_predicates_are_skipped() -> None:
     store = LocalStore()
-    store.load([DATA / "films.ttl"])
+    store.load([FILMS])
     label = Triple(
         NamedNode(EX + "Titanic"),
         NamedNode("http://www.w3.org/2000/01/rdf-schema#label"),

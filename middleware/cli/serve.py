@@ -7,8 +7,7 @@ from typing import Any
 
 import click
 
-from middleware.cli_llm import LLMArgs, llm_options
-from middleware.cli_support import settings_for
+from middleware.cli.support import LLMArgs, llm_options, settings_for
 from middleware.config import Settings
 from middleware.llm.factory import backend_name
 from middleware.server.app import create_app

@@ -6,32 +6,25 @@ from collections.abc import Sequence
 
 import click
 
-from middleware.cli_llm import LLMArgs, llm_options
-from middleware.cli_support import SourceArgs, echo_json, settings_for, source_options
-from middleware.config import Settings
+from middleware.cli.support import (
+    LLMArgs,
+    SourceArgs,
+    echo_json,
+    llm_options,
+    method_settings,
+    source_options,
+)
 from middleware.errors import BadRequest
 from middleware.kg.base import Hop, KnowledgeGraph
 from middleware.kg.base import Path as GraphPath
 from middleware.kg.open import open_graph
 from middleware.llm.factory import open_llm
 from middleware.llm.ledger import Budget
-from middleware.methods.base import Answer
+from middleware.methods.answer import Answer
 from middleware.methods.registry import METHODS, build_method
+from middleware.serialize.answer_json import answer_dict
+from middleware.serialize.rdf import answer_turtle
 from middleware.text.verbalize import Verbalizer
-
-
-def method_settings(
-    ctx: click.Context, source: SourceArgs, name: str | None, llm: LLMArgs
-) -> Settings:
-    """Settings for a method run: the LLM flags, then a named source or --store/--endpoint."""
-    if name and (source.store or source.endpoint):
-        raise BadRequest("give --source NAME or --store/--endpoint, not both")
-    settings = settings_for(ctx, **llm.overrides())
-    if name:
-        settings = settings.for_source(name)
-    return settings.replace(
-        store=source.store, endpoint=source.endpoint, profile=source.profile, timeout=source.timeout
-    )
 
 
 def print_answer(
@@ -139,8 +132,8 @@ def ask(
         budget=budget,
     )
     if source.as_json:
-        echo_json(answer.to_dict())
+        echo_json(answer_dict(answer))
     elif as_rdf:
-        click.echo(answer.to_turtle())
+        click.echo(answer_turtle(answer))
     else:
         print_answer(answer, graphs, literal_max_chars=settings.literal_max_chars)

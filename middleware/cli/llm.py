@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import functools
 import time
-from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any
 
 import click
 
-from middleware.cli_support import F, echo_json, print_table, settings_for
+from middleware.cli.support import LLMArgs, echo_json, llm_options, print_table, settings_for
 from middleware.doctor import caches, run_checks, versions
 from middleware.errors import MiddlewareError
 from middleware.llm.base import Message, system, user
@@ -25,55 +23,6 @@ def _usage_line(summary: dict[str, Any], seconds: float) -> str:
         f"{summary['prompt_tokens']} prompt + {summary['completion_tokens']} completion tokens"
         f" · {seconds:.2f} s"
     )
-
-
-@dataclass(frozen=True)
-class LLMArgs:
-    """The LLM options a command shares, as settings overrides."""
-
-    backend: str | None
-    base_url: str | None
-    model: str | None
-    api: str | None
-    no_cache: bool
-
-    def overrides(self) -> dict[str, Any]:
-        return {
-            "llm": self.backend,
-            "llm_base_url": self.base_url,
-            "llm_model": self.model,
-            "llm_api": self.api,
-            "llm_cache": False if self.no_cache else None,
-        }
-
-
-def llm_options(func: F) -> F:
-    """Add --llm/--llm-base-url/--llm-model/--llm-api/--no-cache, handed over as ``llm``."""
-
-    @functools.wraps(func)
-    def wrapper(
-        *args: Any,
-        llm_backend: str | None,
-        llm_base_url: str | None,
-        llm_model: str | None,
-        llm_api: str | None,
-        no_cache: bool,
-        **kwargs: Any,
-    ) -> Any:
-        chosen = LLMArgs(llm_backend, llm_base_url, llm_model, llm_api, no_cache)
-        return func(*args, llm=chosen, **kwargs)
-
-    options = [
-        click.option("--llm", "llm_backend", type=click.Choice(["auto", "embedded", "openai"])),
-        click.option("--llm-base-url", help="OpenAI-compatible API base URL."),
-        click.option("--llm-model", help="Model name for the OpenAI-compatible server."),
-        click.option("--llm-api", type=click.Choice(["auto", "chat", "completions"])),
-        click.option("--no-cache", is_flag=True, help="Bypass the LLM reply cache."),
-    ]
-    decorated: Any = wrapper
-    for option in reversed(options):
-        decorated = option(decorated)
-    return cast(F, decorated)
 
 
 @click.command("llm")

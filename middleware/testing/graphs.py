@@ -1,15 +1,32 @@
-"""One behaviour suite for every KnowledgeGraph backend (inherited by each backend's tests)."""
+"""One behaviour suite for every KnowledgeGraph backend.
+
+A backend's test class inherits ``GraphConformance`` and provides a ``graph`` fixture
+holding the films graph (``films_path()``, generic profile)::
+
+    class TestMyBackend(GraphConformance):
+        @pytest.fixture(scope="class")
+        @classmethod
+        def graph(cls) -> MyBackend:
+            return MyBackend.from_file(films_path())
+"""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import pytest
 from pyoxigraph import Literal, NamedNode
 
 from middleware.errors import BadRequest, NotFound, ReadOnlyViolation
-from middleware.kg.base import KnowledgeGraph
-from middleware.kg.operations import GraphOperations
+from middleware.kg.base import KnowledgeGraph, Triple
+from middleware.support.resources import data_file
 
 EX = "http://example.org/film/"
+
+
+def films_path() -> Path:
+    """The films graph every conformance suite runs on (Turtle, 30-odd triples)."""
+    return data_file("films.ttl")
 
 
 def ex(name: str) -> NamedNode:
@@ -17,13 +34,13 @@ def ex(name: str) -> NamedNode:
 
 
 class GraphConformance:
-    """Subclasses provide a ``graph`` fixture holding tests/data/films.ttl (generic profile)."""
+    """Subclasses provide a ``graph`` fixture holding ``films_path()`` (generic profile)."""
 
-    def test_satisfies_protocol(self, graph: GraphOperations) -> None:
+    def test_satisfies_protocol(self, graph: KnowledgeGraph) -> None:
         assert isinstance(graph, KnowledgeGraph)
 
     # neighbors --------------------------------------------------------------------------
-    def test_neighbors_out_skip_labels_and_descriptions(self, graph: GraphOperations) -> None:
+    def test_neighbors_out_skip_labels_and_descriptions(self, graph: KnowledgeGraph) -> None:
         triples = graph.neighbors(ex("Titanic"), direction="out")
         assert {(t.predicate, t.object) for t in triples} == {
             (ex("directedBy"), ex("Cameron")),
@@ -36,7 +53,7 @@ class GraphConformance:
         }
         assert all(t.subject == ex("Titanic") and t.source == graph.name for t in triples)
 
-    def test_neighbors_in(self, graph: GraphOperations) -> None:
+    def test_neighbors_in(self, graph: KnowledgeGraph) -> None:
         triples = graph.neighbors(ex("DiCaprio"), direction="in")
         assert sorted(t.subject.value for t in triples) == [
             EX + "Inception",
@@ -45,19 +62,19 @@ class GraphConformance:
         ]
         assert all(t.object == ex("DiCaprio") for t in triples)
 
-    def test_neighbors_both_outgoing_first_and_limited(self, graph: GraphOperations) -> None:
+    def test_neighbors_both_outgoing_first_and_limited(self, graph: KnowledgeGraph) -> None:
         both = graph.neighbors(ex("Winslet"), direction="both")
         assert both[0].subject == ex("Winslet") and both[0].predicate == ex("marriedTo")
         assert len(both) == 3
         assert len(graph.neighbors(ex("Winslet"), limit=2)) == 2
 
-    def test_neighbors_are_ordered_the_same_every_time(self, graph: GraphOperations) -> None:
+    def test_neighbors_are_ordered_the_same_every_time(self, graph: KnowledgeGraph) -> None:
         assert graph.neighbors(ex("Titanic")) == graph.neighbors(ex("Titanic"))
 
-    def test_neighbors_of_unknown_entity_is_empty(self, graph: GraphOperations) -> None:
+    def test_neighbors_of_unknown_entity_is_empty(self, graph: KnowledgeGraph) -> None:
         assert graph.neighbors(ex("Nobody")) == []
 
-    def test_bad_arguments(self, graph: GraphOperations) -> None:
+    def test_bad_arguments(self, graph: KnowledgeGraph) -> None:
         with pytest.raises(BadRequest):
             graph.neighbors("not an iri")
         with pytest.raises(BadRequest):
@@ -68,7 +85,7 @@ class GraphConformance:
             graph.paths(ex("Titanic"), ex("Avatar"), max_hops=4)
 
     # paths ------------------------------------------------------------------------------
-    def test_one_hop_path_keeps_direction(self, graph: GraphOperations) -> None:
+    def test_one_hop_path_keeps_direction(self, graph: KnowledgeGraph) -> None:
         forward = graph.paths(ex("Titanic"), ex("Cameron"), max_hops=1)
         assert [(h.triple.predicate, h.forward) for p in forward for h in p.hops] == [
             (ex("directedBy"), True)
@@ -77,7 +94,7 @@ class GraphConformance:
         assert [h.forward for p in backward for h in p.hops] == [False]
         assert backward[0].nodes == (ex("Cameron"), ex("Titanic"))
 
-    def test_two_hop_path_through_shared_director(self, graph: GraphOperations) -> None:
+    def test_two_hop_path_through_shared_director(self, graph: KnowledgeGraph) -> None:
         found = graph.paths(ex("Titanic"), ex("Avatar"), max_hops=2)
         assert len(found) == 1
         (path,) = found
@@ -85,7 +102,7 @@ class GraphConformance:
         assert [h.forward for h in path.hops] == [True, False]
         assert path.hops[1].triple.subject == ex("Avatar")
 
-    def test_three_hop_paths_are_simple_and_complete(self, graph: GraphOperations) -> None:
+    def test_three_hop_paths_are_simple_and_complete(self, graph: KnowledgeGraph) -> None:
         found = graph.paths(ex("Avatar"), ex("DiCaprio"), max_hops=3)
         assert {tuple(n.value[len(EX) :] for n in p.nodes) for p in found} == {
             ("Avatar", "Cameron", "Titanic", "DiCaprio"),
@@ -96,28 +113,28 @@ class GraphConformance:
         for path in winslet:
             assert len(set(path.nodes)) == len(path.nodes)
 
-    def test_paths_respect_limit_and_same_node(self, graph: GraphOperations) -> None:
+    def test_paths_respect_limit_and_same_node(self, graph: KnowledgeGraph) -> None:
         assert len(graph.paths(ex("Winslet"), ex("DiCaprio"), max_hops=3, limit=2)) == 2
         assert graph.paths(ex("Titanic"), ex("Titanic")) == []
 
     # labels, search, degree, describe ----------------------------------------------------
-    def test_labels_prefer_profile_language(self, graph: GraphOperations) -> None:
+    def test_labels_prefer_profile_language(self, graph: KnowledgeGraph) -> None:
         found = graph.labels([ex("Titanic"), ex("Saldana"), ex("Nobody"), Literal("x")])
         assert found[ex("Titanic")] == "Titanic"
         assert found[ex("Saldana")] == "Zoë Saldaña"
         assert ex("Nobody") not in found
         assert found[Literal("x")] == "x"
 
-    def test_search_finds_labels_and_aliases(self, graph: GraphOperations) -> None:
+    def test_search_finds_labels_and_aliases(self, graph: KnowledgeGraph) -> None:
         assert [e.iri for e in graph.search("cameron")] == [ex("Cameron")]
         assert ex("DiCaprio") in [e.iri for e in graph.search("Leo Di")]
         assert [e.iri for e in graph.search('"hi" }')] == [ex("Quoted")]
 
-    def test_degree(self, graph: GraphOperations) -> None:
+    def test_degree(self, graph: KnowledgeGraph) -> None:
         assert graph.degree(ex("DiCaprio")) == 3
         assert graph.degree(ex("Nobody")) == 0
 
-    def test_describe(self, graph: GraphOperations) -> None:
+    def test_describe(self, graph: KnowledgeGraph) -> None:
         titanic = graph.describe(ex("Titanic"))
         assert titanic.label == "Titanic"
         assert titanic.description == "1997 film by James Cameron"
@@ -126,7 +143,7 @@ class GraphConformance:
             graph.describe(ex("Nobody"))
 
     # raw queries ------------------------------------------------------------------------
-    def test_select_ask_construct(self, graph: GraphOperations) -> None:
+    def test_select_ask_construct(self, graph: KnowledgeGraph) -> None:
         rows = graph.query(
             f"SELECT ?f WHERE {{ ?f <{EX}directedBy> <{EX}Cameron> }} ORDER BY ?f"
         ).rows
@@ -135,7 +152,7 @@ class GraphConformance:
         built = graph.query(f"CONSTRUCT {{ ?f <{EX}by> ?d }} WHERE {{ ?f <{EX}directedBy> ?d }}")
         assert built.kind == "graph" and len(built.triples) == 5
 
-    def test_updates_are_refused(self, graph: GraphOperations) -> None:
+    def test_updates_are_refused(self, graph: KnowledgeGraph) -> None:
         for update in (
             f"INSERT DATA {{ <{EX}a> <{EX}b> <{EX}c> }}",
             "DROP ALL",
@@ -147,11 +164,22 @@ class GraphConformance:
                 graph.query(update)
         assert graph.neighbors(ex("Titanic"))
 
-    def test_invalid_sparql_is_a_bad_request(self, graph: GraphOperations) -> None:
+    def test_invalid_sparql_is_a_bad_request(self, graph: KnowledgeGraph) -> None:
         with pytest.raises(BadRequest):
             graph.query("SELECT WHERE {")
 
-    def test_query_count_is_recorded(self, graph: GraphOperations) -> None:
-        before = graph.query_count
+    def test_query_count_is_recorded(self, graph: KnowledgeGraph) -> None:
+        before = graph.thread_query_count
         graph.neighbors(ex("Titanic"))
-        assert graph.query_count > before
+        assert graph.thread_query_count > before
+
+    # capabilities and checks -----------------------------------------------------------
+    def test_has_triple_and_has_triples(self, graph: KnowledgeGraph) -> None:
+        assert graph.has_triples()
+        assert graph.has_triple(Triple(ex("Titanic"), ex("directedBy"), ex("Cameron")))
+        assert not graph.has_triple(Triple(ex("Titanic"), ex("directedBy"), ex("Nolan")))
+
+    def test_capabilities_are_declared(self, graph: KnowledgeGraph) -> None:
+        capabilities = graph.capabilities
+        assert isinstance(capabilities.label_index, bool)
+        assert isinstance(capabilities.in_process, bool)

@@ -12,7 +12,7 @@ import click
 from pyoxigraph import NamedNode
 
 from middleware.config import Settings
-from middleware.errors import NotFound
+from middleware.errors import BadRequest, NotFound
 from middleware.kg.open import open_graph
 from middleware.kg.operations import GraphOperations
 from middleware.kg.terms import looks_like_iri, to_iri
@@ -110,3 +110,66 @@ def print_table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> Non
 
 def echo_json(data: object) -> None:
     click.echo(json.dumps(data, ensure_ascii=False, indent=2))
+
+
+@dataclass(frozen=True)
+class LLMArgs:
+    """The LLM options a command shares, as settings overrides."""
+
+    backend: str | None
+    base_url: str | None
+    model: str | None
+    api: str | None
+    no_cache: bool
+
+    def overrides(self) -> dict[str, Any]:
+        return {
+            "llm": self.backend,
+            "llm_base_url": self.base_url,
+            "llm_model": self.model,
+            "llm_api": self.api,
+            "llm_cache": False if self.no_cache else None,
+        }
+
+
+def llm_options(func: F) -> F:
+    """Add --llm/--llm-base-url/--llm-model/--llm-api/--no-cache, handed over as ``llm``."""
+
+    @functools.wraps(func)
+    def wrapper(
+        *args: Any,
+        llm_backend: str | None,
+        llm_base_url: str | None,
+        llm_model: str | None,
+        llm_api: str | None,
+        no_cache: bool,
+        **kwargs: Any,
+    ) -> Any:
+        chosen = LLMArgs(llm_backend, llm_base_url, llm_model, llm_api, no_cache)
+        return func(*args, llm=chosen, **kwargs)
+
+    options = [
+        click.option("--llm", "llm_backend", type=click.Choice(["auto", "embedded", "openai"])),
+        click.option("--llm-base-url", help="OpenAI-compatible API base URL."),
+        click.option("--llm-model", help="Model name for the OpenAI-compatible server."),
+        click.option("--llm-api", type=click.Choice(["auto", "chat", "completions"])),
+        click.option("--no-cache", is_flag=True, help="Bypass the LLM reply cache."),
+    ]
+    decorated: Any = wrapper
+    for option in reversed(options):
+        decorated = option(decorated)
+    return cast(F, decorated)
+
+
+def method_settings(
+    ctx: click.Context, source: SourceArgs, name: str | None, llm: LLMArgs
+) -> Settings:
+    """Settings for a method run: the LLM flags, then a named source or --store/--endpoint."""
+    if name and (source.store or source.endpoint):
+        raise BadRequest("give --source NAME or --store/--endpoint, not both")
+    settings = settings_for(ctx, **llm.overrides())
+    if name:
+        settings = settings.for_source(name)
+    return settings.replace(
+        store=source.store, endpoint=source.endpoint, profile=source.profile, timeout=source.timeout
+    )

@@ -9,7 +9,7 @@ listed best match first.
 
 >>> from pyoxigraph import NamedNode
 >>> from middleware.kg.base import Triple
->>> from middleware.methods.semantic import BaseTriple
+>>> from middleware.methods.collect import BaseTriple
 >>> def m(s, o, score):
 ...     t = Triple(NamedNode(f"http://x/{s}"), NamedNode("http://x/p"), NamedNode(f"http://x/{o}"))
 ...     return Match(0, BaseTriple(t, f"{s} | p | {o}"), score)
@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from middleware.kg.terms import Term, term_key
-from middleware.methods.semantic import BaseTriple
+from middleware.methods.collect import BaseTriple
 
 
 @dataclass(frozen=True)
@@ -58,7 +58,7 @@ class GroundEntity:
     def to_dict(self) -> dict[str, Any]:
         return {
             "entity": self.label,
-            "iri": getattr(self.subject, "value", str(self.subject)),
+            "iri": self.subject.value,
             "source": self.source,
             "matched_triples": self.count,
             "score": round(self.score, 4),

@@ -26,7 +26,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from middleware.methods.cypher_syntax import (
+from middleware.methods.pseudograph.cypher_syntax import (
     CLAUSE_START,
     FACT_CLAUSES,
     CypherError,

@@ -21,38 +21,23 @@
 >>> llm = ScriptedLLM([("Plan:$", "who directed it\\nCypher:\\nCREATE (h {name: 'Heat'})-[:DIRECTED_BY]->(m {name: 'Michael Mann'})"),
 ...                    ("Fixed facts:$", "Heat | directed by | Michael Mann"),
 ...                    ("Answer:$", "{Michael Mann}")])
->>> answer = PseudoGraph(llm, kg, encoder=HashEncoder(), config=PseudoGraphConfig(threshold=0.3)).run("Who directed Heat?")
+>>> answer = PseudoGraph(llm, kg, encoder=HashEncoder(), config=PseudoGraphSettings(threshold=0.3)).run("Who directed Heat?")
 >>> answer.answer, answer.usage["llm_calls"], [e.label for e in answer.entities]
 ('Michael Mann', 3, ['Michael Mann'])
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Any
-
-from pyoxigraph import NamedNode
 
 from middleware.config.methods import PseudoGraphSettings
 from middleware.kg.base import KnowledgeGraph
 from middleware.kg.terms import Term
 from middleware.llm.base import LLM
 from middleware.llm.templates import render
-from middleware.methods.base import (
-    Answer,
-    AnswerEntity,
-    Evidence,
-    EvidenceTriple,
-    Grounding,
-    MethodBase,
-    Run,
-    clean_answer,
-)
-from middleware.methods.cypher import CypherGraph, parse_cypher
-from middleware.methods.grounding import ground_answer
-from middleware.methods.pruning import GroundEntity, Match, Pruning, prune
-from middleware.methods.semantic import (
+from middleware.methods.answer import Answer, Evidence, EvidenceTriple, Grounding
+from middleware.methods.collect import (
     BaseTriple,
     LinkedName,
     link_names,
@@ -60,16 +45,16 @@ from middleware.methods.semantic import (
     neighbourhood,
     top_matches,
 )
+from middleware.methods.method import MethodBase
+from middleware.methods.pseudograph.cypher import CypherGraph, parse_cypher
+from middleware.methods.pseudograph.facts import answer_in_braces, fact_key, parse_fact_lines
+from middleware.methods.pseudograph.pruning import GroundEntity, Match, Pruning, prune
+from middleware.methods.run import Run
 from middleware.methods.sources import SourceFailure, fan_out
+from middleware.methods.steps import Candidates, final_answer, finish, ground
 from middleware.text.embeddings.encoders import Encoder
-from middleware.text.folding import fold
 from middleware.text.linking import EntityLinker
 from middleware.text.verbalize import Verbalizer
-
-_BRACES = re.compile(r"\{([^{}\n]+)\}")
-
-
-PseudoGraphConfig = PseudoGraphSettings  # the old name of the settings table
 
 
 @dataclass
@@ -84,35 +69,6 @@ class SourceBase:
     base: list[BaseTriple]
 
 
-def parse_fact_lines(text: str) -> list[tuple[str, str, str]]:
-    """Facts written one per line as ``s | r | o`` (or ``<s> <r> <o>``).
-
-    >>> parse_fact_lines("Heat | directed by | Michael Mann\\n<Heat> <year> <1995>\\nnoise")
-    [('Heat', 'directed by', 'Michael Mann'), ('Heat', 'year', '1995')]
-    """
-    facts: list[tuple[str, str, str]] = []
-    for line in text.splitlines():
-        line = line.strip().lstrip("-*• ").strip()
-        parts = (
-            [p.strip() for p in line.split("|")] if "|" in line else re.findall(r"<([^<>]+)>", line)
-        )
-        if len(parts) > 3:
-            parts = [parts[0], " | ".join(parts[1:-1]), parts[-1]]
-        if len(parts) == 3 and all(parts):
-            facts.append((parts[0], parts[1], parts[2]))
-    return facts
-
-
-def answer_in_braces(text: str) -> str:
-    """The braced answer, else the cleaned first line.
-
-    >>> answer_in_braces("Based on the facts it is {Lake Superior}."), answer_in_braces("Paris.")
-    ('Lake Superior', 'Paris')
-    """
-    found = _BRACES.search(text)
-    return found.group(1).strip() if found else clean_answer(text)
-
-
 class PseudoGraph(MethodBase):
     """Pseudo-graph generation with atomic verification (``pg``); any number of sources."""
 
@@ -124,15 +80,12 @@ class PseudoGraph(MethodBase):
         graph: KnowledgeGraph | None = None,
         *,
         encoder: Encoder,
-        config: PseudoGraphConfig | None = None,
-        fuzzy_cutoff: float = 85.0,
-        literal_max_chars: int = 80,
+        config: PseudoGraphSettings | None = None,
+        **shared: Any,
     ) -> None:
-        super().__init__(llm, graph)
+        super().__init__(llm, graph, **shared)
         self.encoder = encoder
-        self.config = config or PseudoGraphConfig()
-        self.fuzzy_cutoff = fuzzy_cutoff
-        self.literal_max_chars = literal_max_chars
+        self.config = config or PseudoGraphSettings()
 
     def answer(self, run: Run) -> Answer:
         return _PseudoGraphRun(self, run).answer()
@@ -155,17 +108,17 @@ class _PseudoGraphRun:
             queries.append(self.question)
         query_vectors, base_vectors = self.encode(queries, sources)
         k = max(len(pseudo.subjects), 1)
-        ground = self.match_and_prune(sources, query_vectors, base_vectors, k)
-        fixed, verified = self.verify(pseudo, ground)
-        text = self.final(fixed)
-        entities = self.ground(text, sources, ground)
+        ground_graph = self.match_and_prune(sources, query_vectors, base_vectors, k)
+        fixed, verified = self.verify(pseudo, ground_graph)
         evidence = Evidence(triples=verified)
         grounding: Grounding = "neighbourhood" if verified else "none"
         if not verified:
             self.run.warn(
                 "no fact from the graphs survived verification; the answer is not grounded"
             )
-        return self.run.finish(text, grounding=grounding, entities=entities, evidence=evidence)
+        text = final_answer(self.run, fixed, evidence, prompt="pg_answer", parse=answer_in_braces)
+        entities = ground(self.run, text, self.candidates(sources, ground_graph))
+        return finish(self.run, text, entities=entities, evidence=evidence, grounding=grounding)
 
     # -- call 1 -------------------------------------------------------------------------
     def draft(self) -> CypherGraph:
@@ -180,12 +133,12 @@ class _PseudoGraphRun:
         config = self.config
 
         def link(graph: KnowledgeGraph) -> SourceBase:
-            linker = EntityLinker(graph, fuzzy_cutoff=self.method.fuzzy_cutoff)
+            linker = self.method.linker(graph)
             linked = link_question(linker, self.question)
             from_draft, unlinked = link_names(linker, pseudo.names, per_name=config.link_candidates)
             seen = {n.entity.iri for n in linked}
             linked += [n for n in from_draft if n.entity.iri not in seen]
-            verbalizer = Verbalizer(graph, literal_max_chars=self.method.literal_max_chars)
+            verbalizer = self.method.verbalizer(graph)
             return SourceBase(
                 graph, linker, verbalizer, linked[: config.max_entities], unlinked, []
             )
@@ -276,14 +229,14 @@ class _PseudoGraphRun:
             # prompt then says nothing was found and the model answers on its own)
             return [], []
         lines: list[str] = []
-        by_text: dict[str, BaseTriple] = {}
+        by_key: dict[str, BaseTriple] = {}  # each ground triple by its parts' key
         for number, group in enumerate(ground, start=1):
             lines.append(
                 f"[{number}] {group.label}" + (f" ({group.source})" if group.source else "")
             )
             for base, _ in group.triples:
                 lines.append(base.text)
-                by_text.setdefault(_fact_key(*base.text.split(" | ", 2)), base)
+                by_key.setdefault(fact_key(*base.parts), base)
         with self.run.step("verify") as step:
             prompt = render(
                 "pg_verify",
@@ -292,54 +245,33 @@ class _PseudoGraphRun:
                 draft=[t.text() for t in pseudo.triples],
             )
             facts = parse_fact_lines(self.run.complete(step, prompt).text)
-            if not facts:
+            if facts:
+                fixed = [" | ".join(f) for f in facts]
+                verified = list(
+                    dict.fromkeys(by_key[fact_key(*f)] for f in facts if fact_key(*f) in by_key)
+                )
+            else:
                 self.run.warn(
                     "the verification reply held no fact; the ground graph is used as is", step
                 )
-                facts = [tuple(b.text.split(" | ", 2)) for g in ground for b, _ in g.triples]  # type: ignore[misc]
-            fixed = [" | ".join(f) for f in facts]
-            verified = list(
-                dict.fromkeys(by_text[_fact_key(*f)] for f in facts if _fact_key(*f) in by_text)
-            )
+                verified = list(dict.fromkeys(b for g in ground for b, _ in g.triples))
+                fixed = [b.text for b in verified]
             step.parsed = {"fixed": fixed, "from_graph": [b.text for b in verified]}
         return fixed, [EvidenceTriple(b.triple, b.text, "verified") for b in verified]
 
-    def final(self, fixed: list[str]) -> str:
-        with self.run.step("answer") as step:
-            if self.run.choices:
-                prompt = render("choice_answer", question=self.question, facts=fixed)
-                text = self.run.choose(step, prompt, self.run.choices).option
-            else:
-                prompt = render("pg_answer", question=self.question, facts=fixed)
-                text = answer_in_braces(self.run.complete(step, prompt).text)
-            step.parsed = text
-        if not text:
-            self.run.warn("the model gave an empty answer", step)
-        return text
-
-    def ground(
-        self, text: str, sources: list[SourceBase], ground: list[GroundEntity]
-    ) -> list[AnswerEntity]:
-        if not text or not sources:
-            return []
-        with self.run.step("ground") as step:
-            entities: list[AnswerEntity] = []
-            for share in sources:
-                nodes: list[Term] = [n.entity.iri for n in share.linked]
-                nodes += [
-                    t
-                    for g in ground
-                    if g.source == share.graph.name
-                    for b, _ in g.triples
-                    for t in (b.triple.subject, b.triple.object)
-                ]
-                iris = [n for n in dict.fromkeys(nodes) if isinstance(n, NamedNode)]
-                share.verbalizer.prepare(iris)
-                candidates = {iri: (share.verbalizer.name(iri), share.graph.name) for iri in iris}
-                entities += ground_answer(text, self.question, candidates, linker=share.linker)
-            step.parsed = [e.to_dict() for e in entities]
-        return entities
-
-
-def _fact_key(subject: str, relation: str, obj: str) -> str:
-    return "|".join(fold(part) for part in (subject, relation, obj))
+    def candidates(
+        self, sources: list[SourceBase], ground_graph: list[GroundEntity]
+    ) -> list[Candidates]:
+        """Per source: its linked entities and its ground-graph triples' nodes."""
+        found = []
+        for share in sources:
+            nodes: list[Term] = [n.entity.iri for n in share.linked]
+            nodes += [
+                t
+                for g in ground_graph
+                if g.source == share.graph.name
+                for b, _ in g.triples
+                for t in (b.triple.subject, b.triple.object)
+            ]
+            found.append(Candidates(share.graph, share.linker, nodes, share.verbalizer))
+        return found

@@ -8,9 +8,15 @@ from pathlib import Path
 
 import click
 
-from middleware.cli_ask import method_settings
-from middleware.cli_llm import LLMArgs, llm_options
-from middleware.cli_support import SourceArgs, echo_json, print_table, source_options
+from middleware.cli.support import (
+    LLMArgs,
+    SourceArgs,
+    echo_json,
+    llm_options,
+    method_settings,
+    print_table,
+    source_options,
+)
 from middleware.eval.datasets import DATASETS, load_dataset, sample
 from middleware.eval.items import EvalItem
 from middleware.eval.report import write_report

@@ -1,4 +1,4 @@
-"""``kgmw``: the command-line shell over the Python API.
+"""``kgmw load``, ``query``, ``neighbors``, ``paths``, ``link``, ``describe``: the graph commands.
 
 Every command takes its source from ``--store DIR``, ``--endpoint URL`` or, with
 neither, the bundled sample graph; ``--json`` prints machine-readable output.
@@ -8,17 +8,12 @@ Errors print one line (``kgmw: error: ...``) and exit non-zero.
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
 from pathlib import Path
 
 import click
 from pyoxigraph import NamedNode
 
-from middleware.cli_ask import ask
-from middleware.cli_eval import eval_command, report_command
-from middleware.cli_llm import doctor, llm_command
-from middleware.cli_serve import serve
-from middleware.cli_support import (
+from middleware.cli.support import (
     SourceArgs,
     echo_json,
     graph_for,
@@ -27,29 +22,21 @@ from middleware.cli_support import (
     settings_for,
     source_options,
 )
-from middleware.config.docs import settings_markdown
-from middleware.errors import BadRequest, MiddlewareError, NotFound
+from middleware.errors import BadRequest, NotFound
 from middleware.kg.backends.local import LocalStore
 from middleware.kg.recipes import RECIPES, recipe
-from middleware.serialize import entity_json, path_json, result_json, term_json, triple_json
+from middleware.serialize.graph_json import (
+    entity_json,
+    path_json,
+    result_json,
+    term_json,
+    triple_json,
+)
 from middleware.text.linking import EntityLinker
 from middleware.text.verbalize import Verbalizer
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.option(
-    "--config",
-    type=click.Path(dir_okay=False),
-    help="Settings file (default: $KGMW_CONFIG or ./kgmw.toml).",
-)
-@click.version_option(package_name="kg-middleware", prog_name="kgmw")
-@click.pass_context
-def cli(ctx: click.Context, config: str | None) -> None:
-    """Ground LLM answers in knowledge graphs: load, query and explore RDF sources."""
-    ctx.obj = {"config": config}
-
-
-@cli.command()
+@click.command()
 @click.argument("files", nargs=-1, type=click.Path(dir_okay=False))
 @click.option(
     "--store",
@@ -112,7 +99,7 @@ def load(
     )
 
 
-@cli.command()
+@click.command()
 @click.argument("sparql")
 @source_options
 @click.pass_context
@@ -146,7 +133,7 @@ def query(
         click.echo(f"({len(result.rows)} rows)")
 
 
-@cli.command()
+@click.command()
 @click.argument("entity")
 @click.option(
     "--direction",
@@ -195,7 +182,7 @@ def neighbors(
     print_table(["dir", "relation", "neighbour", "iri"], rows)
 
 
-@cli.command()
+@click.command()
 @click.argument("a")
 @click.argument("b")
 @click.option(
@@ -233,7 +220,7 @@ def paths(
         click.echo("  " + verbalizer.path(path, style="arrows"))
 
 
-@cli.command()
+@click.command()
 @click.argument("text")
 @click.option("--limit", type=int, help="Most candidates (default: setting link_limit).")
 @source_options
@@ -260,7 +247,7 @@ def link(
     print_table(["#", "score", "match", "label", "degree", "iri"], rows)
 
 
-@cli.command()
+@click.command()
 @click.argument("entity")
 @source_options
 @click.pass_context
@@ -287,58 +274,3 @@ def describe(
             ["source", found.source],
         ],
     )
-
-
-@cli.command("settings")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
-@click.option(
-    "--markdown",
-    is_flag=True,
-    help="Print the settings reference (docs/settings.md) from the declarations.",
-)
-@click.pass_context
-def show_settings(ctx: click.Context, as_json: bool, markdown: bool) -> None:
-    """Every setting with its value and where the value came from."""
-    if markdown:
-        click.echo(settings_markdown(), nl=False)
-        return
-    settings = settings_for(ctx)
-    values = settings.as_dict(mask_secrets=True)
-    if as_json:
-        echo_json({k: {"value": v, "from": settings.source_of(k)} for k, v in values.items()})
-        return
-    print_table(
-        ["setting", "value", "from"], [[k, v, settings.source_of(k)] for k, v in values.items()]
-    )
-
-
-cli.add_command(ask)
-cli.add_command(eval_command)
-cli.add_command(report_command)
-cli.add_command(llm_command)
-cli.add_command(doctor)
-cli.add_command(serve)
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point: runs a command, prints errors as one line, returns the exit status."""
-    try:
-        cli.main(
-            args=list(argv) if argv is not None else None, prog_name="kgmw", standalone_mode=False
-        )
-    except MiddlewareError as err:
-        click.echo(f"kgmw: error: {err}", err=True)
-        return 2 if 400 <= err.status < 500 else 1
-    except click.ClickException as err:
-        err.show()
-        return err.exit_code
-    except (click.exceptions.Abort, KeyboardInterrupt):
-        click.echo("kgmw: interrupted", err=True)
-        return 130
-    except BrokenPipeError:
-        return 0
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,4 +1,7 @@
-"""Semantic querying, shared by the pseudo-graph method and QSM.
+"""The shared collect and rank stages: link names, gather neighbourhoods, match by meaning.
+
+Used by the pseudo-graph method and QSM (and any method that matches text against
+verbalized triples).
 
 Names (from a pseudo-graph or the question) are linked to a source's entities; the
 1-hop neighbourhoods of those entities, both directions and bounded, form the *base
@@ -31,7 +34,7 @@ from pyoxigraph import NamedNode
 
 from middleware.kg.base import Entity, KnowledgeGraph, Triple
 from middleware.text.embeddings.encoders import Vectors
-from middleware.text.embeddings.index import VectorIndex
+from middleware.text.embeddings.index import DEFAULT_FAISS_THRESHOLD, VectorIndex
 from middleware.text.linking import EntityLinker
 from middleware.text.verbalize import Verbalizer
 
@@ -59,10 +62,15 @@ class LinkedName:
 
 @dataclass(frozen=True)
 class BaseTriple:
-    """A triple of the base graph with its verbalization."""
+    """A triple of the base graph with its verbalization, whole and in its three parts
+    (so a fact the LLM copies back can be matched without re-parsing text)."""
 
     triple: Triple
-    text: str
+    parts: tuple[str, str, str]
+
+    @property
+    def text(self) -> str:
+        return " | ".join(self.parts)
 
 
 def link_names(
@@ -109,14 +117,16 @@ def neighbourhood(
             if verbalizer.keep(triple):
                 seen.setdefault(triple.key(), triple)
     triples = list(seen.values())
-    texts = verbalizer.triples(triples)
-    return [BaseTriple(t, text) for t, text in zip(triples, texts, strict=True)]
+    verbalizer.prepare(term for t in triples for term in (t.subject, t.predicate, t.object))
+    return [BaseTriple(t, verbalizer.parts(t)) for t in triples]
 
 
-def top_matches(queries: Vectors, base: Vectors, *, k: int) -> list[list[tuple[int, float]]]:
+def top_matches(
+    queries: Vectors, base: Vectors, *, k: int, faiss_threshold: int = DEFAULT_FAISS_THRESHOLD
+) -> list[list[tuple[int, float]]]:
     """For each query vector, the ``k`` most similar base vectors as (index, cosine)."""
     if len(base) == 0 or len(queries) == 0:
         return [[] for _ in range(len(queries))]
-    index: VectorIndex[int] = VectorIndex(dim=base.shape[1])
+    index: VectorIndex[int] = VectorIndex(dim=base.shape[1], faiss_threshold=faiss_threshold)
     index.add(base, list(range(len(base))))
     return [[(hit.item, hit.score) for hit in hits] for hits in index.search(queries, k=k)]

@@ -8,7 +8,6 @@ triples are reified (``rdf:subject/predicate/object``) and keep their source nam
 from __future__ import annotations
 
 import uuid
-from typing import TYPE_CHECKING
 
 from pyoxigraph import BlankNode as OxBlank
 from pyoxigraph import Literal as OxLiteral
@@ -18,9 +17,7 @@ from rdflib.term import Node
 
 from middleware.kg.base import Triple
 from middleware.kg.terms import Term
-
-if TYPE_CHECKING:
-    from middleware.methods.base import Answer
+from middleware.methods.answer import Answer, Step, Usage
 
 KGMW = Namespace("https://kgmw.dev/ns#")
 PROV = Namespace("http://www.w3.org/ns/prov#")
@@ -72,16 +69,15 @@ class _Writer:
             self.add(node, KGMW.text, Literal(text))
         return node
 
-    def costs(self, node: URIRef, usage: dict[str, object]) -> None:
-        for field, prop in (
-            ("llm_calls", KGMW.llmCalls),
-            ("prompt_tokens", KGMW.promptTokens),
-            ("completion_tokens", KGMW.completionTokens),
-            ("sparql_queries", KGMW.sparqlQueries),
+    def costs(self, node: URIRef, spent: Step | Usage) -> None:
+        for count, prop in (
+            (spent.llm_calls, KGMW.llmCalls),
+            (spent.prompt_tokens, KGMW.promptTokens),
+            (spent.completion_tokens, KGMW.completionTokens),
+            (spent.sparql_queries, KGMW.sparqlQueries),
         ):
-            self.add(node, prop, Literal(int(str(usage.get(field, 0))), datatype=XSD.integer))
-        seconds = f"{float(str(usage.get('seconds', 0.0))):.4f}"
-        self.add(node, KGMW.seconds, Literal(seconds, datatype=XSD.decimal))
+            self.add(node, prop, Literal(count, datatype=XSD.integer))
+        self.add(node, KGMW.seconds, Literal(f"{spent.seconds:.4f}", datatype=XSD.decimal))
 
     def write(self) -> str:
         a = self.answer
@@ -100,6 +96,8 @@ class _Writer:
         self.add(answer, KGMW.answers, question)
         self.add(answer, PROV.wasGeneratedBy, run)
         self.add(answer, KGMW.grounding, Literal(a.grounding))
+        self.add(answer, KGMW.grounded, Literal(a.grounded))
+        self.add(answer, KGMW.confidence, Literal(f"{a.confidence:.4f}", datatype=XSD.decimal))
         for warning in a.warnings:
             self.add(answer, KGMW.warning, Literal(warning))
         for entity in a.entities:
@@ -135,7 +133,7 @@ class _Writer:
             self.add(node, RDF.type, KGMW.Step)
             self.add(node, KGMW.name, Literal(step.name))
             self.add(node, KGMW.position, Literal(i, datatype=XSD.integer))
-            self.costs(node, step.to_dict())
+            self.costs(node, step)
             if step.prompt is not None:
                 self.add(node, KGMW.prompt, Literal(step.prompt))
             if step.raw is not None:

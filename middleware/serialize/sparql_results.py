@@ -20,7 +20,7 @@ from pyoxigraph import BlankNode, NamedNode
 from middleware.errors import BadRequest
 from middleware.kg.base import QueryResult
 from middleware.kg.terms import Term
-from middleware.serialize import result_json, term_json
+from middleware.serialize.graph_json import result_json, term_json
 
 # format name -> media type; the first of each kind is the default
 TABLE_FORMATS = {

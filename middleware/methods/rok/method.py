@@ -18,34 +18,25 @@ falls back to the neighbourhoods of the linked entities, else to an ungrounded a
 
 from __future__ import annotations
 
-import re
-from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from pyoxigraph import NamedNode
 
 from middleware.config.methods import RoKSettings
-from middleware.errors import BadRequest
-from middleware.kg.base import Entity, KnowledgeGraph, Path
+from middleware.kg.base import KnowledgeGraph, Path
 from middleware.kg.terms import Term
 from middleware.llm.base import LLM
 from middleware.llm.templates import render
-from middleware.methods.base import (
-    Answer,
-    AnswerEntity,
-    Evidence,
-    EvidencePath,
-    EvidenceTriple,
-    Grounding,
-    MethodBase,
-    Run,
-    Step,
-    clean_answer,
+from middleware.methods.answer import Answer, Evidence, EvidencePath, EvidenceTriple, Grounding
+from middleware.methods.method import MethodBase
+from middleware.methods.rok.entities import (
+    KeyEntity,
+    order_key_entities,
+    parse_entity_list,
+    parse_numbers,
 )
-from middleware.methods.grounding import ground_answer
-from middleware.methods.pagerank import pagerank
-from middleware.methods.paths import (
+from middleware.methods.rok.pagerank import pagerank
+from middleware.methods.rok.path_search import (
     Neighbour,
     neighbour_candidates,
     rank_paths,
@@ -54,91 +45,10 @@ from middleware.methods.paths import (
     spread,
     subgraph,
 )
-from middleware.text.folding import fold
+from middleware.methods.run import Run
+from middleware.methods.steps import Candidates, final_answer, finish, ground
 from middleware.text.linking import EntityLinker
 from middleware.text.verbalize import Verbalizer
-
-MAX_MENTIONS = 30
-_NUMBER = re.compile(r"\d+")
-_ENTITY_SPLIT = re.compile(r"[;\n]|,(?![^()]*\))")
-
-
-RoKConfig = RoKSettings  # the old name of RoK's settings table
-
-
-@dataclass(frozen=True)
-class KeyEntity:
-    """A linked key entity and where its mention came from."""
-
-    entity: Entity
-    mention: str
-    origin: str  # "question", "question-span" or "reasoning"
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "mention": self.mention,
-            "origin": self.origin,
-            "iri": self.entity.iri.value,
-            "label": self.entity.label,
-            "match": self.entity.match,
-            "score": self.entity.score,
-        }
-
-
-def parse_entity_list(text: str) -> list[str]:
-    """Mentions from the model's list: split on semicolons or commas, cleaned, unique.
-
-    >>> parse_entity_list("Titanic; [James Cameron], 1997 ; titanic;  ")
-    ['Titanic', 'James Cameron', '1997']
-    """
-    mentions: dict[str, str] = {}
-    for piece in _ENTITY_SPLIT.split(text):
-        mention = piece.strip().strip("[]\"'*•-.").strip()
-        if mention and len(mention) <= 200 and fold(mention) and fold(mention) not in mentions:
-            mentions[fold(mention)] = mention
-    return list(mentions.values())[:MAX_MENTIONS]
-
-
-def parse_numbers(text: str, count: int) -> list[int] | None:
-    """1-based fact numbers in the model's reply, as 0-based indices; None if unreadable.
-
-    >>> parse_numbers("2, 5 and 9", 6), parse_numbers("None.", 6), parse_numbers("maybe", 6)
-    ([1, 4], [], None)
-    """
-    numbers = [int(n) for n in _NUMBER.findall(text)]
-    if not numbers:
-        return [] if re.search(r"\bnone\b", text, re.IGNORECASE) else None
-    return list(dict.fromkeys(n - 1 for n in numbers if 1 <= n <= count))
-
-
-def _mentioned_in(question: str, mention: str) -> bool:
-    return re.search(rf"(?<!\w){re.escape(fold(mention))}(?!\w)", fold(question)) is not None
-
-
-def order_key_entities(
-    question: str,
-    mentions: Sequence[str],
-    linker: EntityLinker,
-    *,
-    limit: int,
-) -> tuple[list[KeyEntity], list[str]]:
-    """Linked key entities, question mentions first; and the mentions that did not link."""
-    from_question = [m for m in mentions if _mentioned_in(question, m)]
-    from_reasoning = [m for m in mentions if not _mentioned_in(question, m)]
-    ordered: list[tuple[str, str, Entity | None]] = [(m, "question", None) for m in from_question]
-    ordered += [(span, "question-span", e) for span, e in linker.spans(question)]
-    ordered += [(m, "reasoning", None) for m in from_reasoning]
-    linked: dict[NamedNode, KeyEntity] = {}
-    unlinked: list[str] = []
-    for mention, origin, entity in ordered:
-        if len(linked) >= limit:
-            break
-        best = entity or linker.best(mention)
-        if best is None:
-            unlinked.append(mention)
-        elif best.iri not in linked:
-            linked[best.iri] = KeyEntity(best, mention, origin)
-    return list(linked.values()), unlinked
 
 
 class RoK(MethodBase):
@@ -156,35 +66,22 @@ class RoK(MethodBase):
     """
 
     name = "rok"
+    multi_source = False
 
     def __init__(
         self,
         llm: LLM,
-        graph: KnowledgeGraph,
+        graph: KnowledgeGraph | None = None,
         *,
-        config: RoKConfig | None = None,
-        linker: EntityLinker | None = None,
-        literal_max_chars: int = 80,
+        config: RoKSettings | None = None,
+        **shared: Any,
     ) -> None:
-        super().__init__(llm, graph)
-        self.config = config or RoKConfig()
-        self.linker = linker
-        self.literal_max_chars = literal_max_chars
-
-    def graphs_for(self, sources: Sequence[KnowledgeGraph] | None) -> list[KnowledgeGraph]:
-        graphs = super().graphs_for(sources)
-        if len(graphs) != 1:
-            raise BadRequest(
-                f"RoK searches paths inside one graph; {len(graphs)} sources were given",
-                hint="pick one source, or use a multi-source method",
-            )
-        return graphs
+        super().__init__(llm, graph, **shared)
+        self.config = config or RoKSettings()
 
     def answer(self, run: Run) -> Answer:
         (graph,) = run.graphs
-        linker = self.linker if self.linker is not None and self.linker.graph is graph else None
-        verbalizer = Verbalizer(graph, literal_max_chars=self.literal_max_chars)
-        return _RoKRun(self.config, graph, linker or EntityLinker(graph), verbalizer, run).answer()
+        return _RoKRun(self.config, graph, self.linker(graph), self.verbalizer(graph), run).answer()
 
 
 class _RoKRun:
@@ -192,7 +89,7 @@ class _RoKRun:
 
     def __init__(
         self,
-        config: RoKConfig,
+        config: RoKSettings,
         graph: KnowledgeGraph,
         linker: EntityLinker,
         verbalizer: Verbalizer,
@@ -229,7 +126,8 @@ class _RoKRun:
             self.run.warn(
                 f"no key entity linked to graph {self.graph.name!r}; the answer is not grounded"
             )
-        text, step = self.final(main, kept)
+        facts = [self.verbalizer.path(p.path) for p in main]
+        facts += self.verbalizer.triples([n.triple for n in kept])
         evidence = Evidence(
             paths=main,
             triples=[
@@ -237,10 +135,14 @@ class _RoKRun:
                 for n in kept
             ],
         )
-        entities = self.ground(text, keys, main, kept)
-        if not text:
-            self.run.warn("the model gave an empty answer", step)
-        return self.run.finish(text, grounding=grounding, entities=entities, evidence=evidence)
+        text = final_answer(self.run, facts, evidence)
+        nodes: list[Term] = [k.entity.iri for k in keys]
+        nodes += [n for p in main for n in p.path.nodes]
+        nodes += [t for n in kept for t in (n.triple.subject, n.triple.object)]
+        entities = ground(
+            self.run, text, [Candidates(self.graph, self.linker, nodes, self.verbalizer)]
+        )
+        return finish(self.run, text, entities=entities, evidence=evidence, grounding=grounding)
 
     # -- LLM calls 1 and 2 ---------------------------------------------------------------
     def expand(self) -> str:
@@ -359,39 +261,3 @@ class _RoKRun:
                 picked = list(range(len(candidates)))
             step.parsed = [lines[i] for i in picked]
         return [candidates[i] for i in picked]
-
-    # -- LLM call 4 and grounding -------------------------------------------------------------
-    def final(self, main: list[EvidencePath], kept: list[Neighbour]) -> tuple[str, Step]:
-        path_lines = [self.verbalizer.path(p.path) for p in main]
-        fact_lines = self.verbalizer.triples([n.triple for n in kept])
-        with self.run.step("answer") as step:
-            if self.run.choices:
-                prompt = render(
-                    "choice_answer", question=self.question, facts=path_lines + fact_lines
-                )
-                text = self.run.choose(step, prompt, self.run.choices).option
-            else:
-                prompt = render(
-                    "facts_answer", question=self.question, facts=path_lines + fact_lines
-                )
-                text = clean_answer(self.run.complete(step, prompt).text)
-            step.parsed = text
-        return text, step
-
-    def ground(
-        self,
-        text: str,
-        keys: list[KeyEntity],
-        main: list[EvidencePath],
-        kept: list[Neighbour],
-    ) -> list[AnswerEntity]:
-        with self.run.step("ground") as step:
-            nodes: list[Term] = [k.entity.iri for k in keys]
-            nodes += [n for p in main for n in p.path.nodes]
-            nodes += [t for n in kept for t in (n.triple.subject, n.triple.object)]
-            iris = [n for n in dict.fromkeys(nodes) if isinstance(n, NamedNode)]
-            self.verbalizer.prepare(iris)
-            candidates = {iri: (self.verbalizer.name(iri), self.graph.name) for iri in iris}
-            entities = ground_answer(text, self.question, candidates, linker=self.linker)
-            step.parsed = [e.to_dict() for e in entities]
-        return entities

@@ -1,0 +1,123 @@
+"""The ``Method`` protocol and ``MethodBase``, which every built-in method extends.
+
+``MethodBase.run`` checks the input, picks the graphs, opens the ``Run`` and calls the
+method's own ``answer``. When the graphs themselves fail (an endpoint down or timing
+out) it either raises that error (HTTP 502/504) or, under ``allow_ungrounded``, answers
+without evidence through the shared final stage, naming the failed sources.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from typing import Protocol
+
+from middleware.config.areas import TextSettings
+from middleware.errors import BadRequest, EndpointError
+from middleware.kg.base import KnowledgeGraph
+from middleware.llm.base import LLM
+from middleware.llm.ledger import Budget
+from middleware.methods.answer import Answer, Evidence
+from middleware.methods.run import AnswerPolicy, Run, check_question
+from middleware.methods.steps import final_answer, finish
+from middleware.text.linking import EntityLinker
+from middleware.text.verbalize import Verbalizer
+
+
+class Method(Protocol):
+    """A question-answering method over zero or more graphs."""
+
+    name: str
+
+    def run(
+        self,
+        question: str,
+        *,
+        choices: Sequence[str] | None = None,
+        sources: Sequence[KnowledgeGraph] | None = None,
+        budget: Budget | None = None,
+    ) -> Answer: ...
+
+
+class MethodBase(ABC):
+    """What every built-in method shares: input checks, its graphs, the ``Run``, the
+    linking and verbalizing options, and the answer policy.
+
+    A subclass names itself and answers inside a prepared ``Run``; ``graphs_for``
+    decides which graphs a call uses (by default the ``sources`` given, else its own).
+    """
+
+    name = "method"
+    multi_source = True  # False: the method works inside one graph only
+
+    def __init__(
+        self,
+        llm: LLM,
+        graph: KnowledgeGraph | None = None,
+        *,
+        text: TextSettings | None = None,
+        policy: AnswerPolicy | None = None,
+    ) -> None:
+        self.llm = llm
+        self.graph = graph
+        self.text = text or TextSettings()
+        self.policy = policy or AnswerPolicy()
+
+    def linker(self, graph: KnowledgeGraph) -> EntityLinker:
+        return EntityLinker(
+            graph,
+            limit=self.text.link_limit,
+            fuzzy_cutoff=self.text.fuzzy_cutoff,
+            max_queries=self.text.link_max_queries,
+        )
+
+    def verbalizer(self, graph: KnowledgeGraph) -> Verbalizer:
+        return Verbalizer(graph, literal_max_chars=self.text.literal_max_chars)
+
+    def run(
+        self,
+        question: str,
+        *,
+        choices: Sequence[str] | None = None,
+        sources: Sequence[KnowledgeGraph] | None = None,
+        budget: Budget | None = None,
+    ) -> Answer:
+        text, options = check_question(question, choices)
+        graphs = self.graphs_for(sources)
+        run = Run(
+            text,
+            self.name,
+            self.llm,
+            graphs=graphs,
+            budget=budget,
+            choices=options,
+            policy=self.policy,
+        )
+        try:
+            return self.answer(run)
+        except EndpointError as err:
+            if not self.policy.allow_ungrounded or not graphs:
+                raise
+            names = ", ".join(repr(g.name) for g in graphs)
+            run.warn(
+                f"every source failed ({names}; {type(err).__name__}: {err}); "
+                "answered without evidence because allow_ungrounded is on"
+            )
+            answer = final_answer(run, [], Evidence())
+            return finish(run, answer, entities=[], evidence=Evidence(), grounding="none")
+
+    def graphs_for(self, sources: Sequence[KnowledgeGraph] | None) -> list[KnowledgeGraph]:
+        if sources is not None:
+            graphs = list(sources)
+        else:
+            graphs = [self.graph] if self.graph is not None else []
+        if not self.multi_source and len(graphs) != 1:
+            raise BadRequest(
+                f"{self.name} works inside one graph; {len(graphs)} sources were given",
+                hint="pick one source, or use a multi-source method",
+            )
+        return graphs
+
+    @abstractmethod
+    def answer(self, run: Run) -> Answer:
+        """Answer ``run.question`` with the run's graphs, recording each step."""

@@ -1,0 +1,172 @@
+"""One question answered by one method: its LLM session, its steps, its costs.
+
+A method is a few named steps. ``Run`` times each step and charges it what it spent
+(LLM calls and tokens from the session's ledger, SPARQL queries the calling thread ran
+on the graphs), keeps its prompt, raw output and parsed result, and totals the
+``Usage``. The ``AnswerPolicy`` says what the shared final stage may do.
+
+>>> from middleware.llm.scripted import ScriptedLLM
+>>> run = Run("Who directed Heat?", "demo", ScriptedLLM(default="Michael Mann"))
+>>> with run.step("answer") as step:
+...     text = run.complete(step, [{"role": "user", "content": "Who directed Heat?"}]).text
+>>> text, run.usage().llm_calls, run.steps[0].name
+('Michael Mann', 1, 'answer')
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+from middleware.config.areas import AnswerSettings
+from middleware.errors import BadRequest
+from middleware.kg.base import KnowledgeGraph
+from middleware.llm.base import LLM, Choice, Completion, Message
+from middleware.llm.ledger import Budget, Ledger, LLMCall
+from middleware.llm.session import LLMSession
+from middleware.llm.templates import Prompt, flatten
+from middleware.methods.answer import Step, StepUsage, Usage
+
+MAX_QUESTION_CHARS = 2000
+MAX_CHOICES = 50
+
+
+@dataclass(frozen=True)
+class AnswerPolicy:
+    """What the shared final stage may answer (from the ``answer_*`` settings)."""
+
+    graph_only: bool = False  # no answer entity in the evidence: say not found
+    min_confidence: float = 0.0  # below it: say not found
+    allow_ungrounded: bool = False  # every source failed: answer without evidence
+
+    @classmethod
+    def from_settings(cls, settings: AnswerSettings) -> AnswerPolicy:
+        return cls(
+            graph_only=settings.answer_graph_only,
+            min_confidence=settings.answer_min_confidence,
+            allow_ungrounded=settings.allow_ungrounded,
+        )
+
+
+def check_question(question: str, choices: Sequence[str] | None) -> tuple[str, list[str] | None]:
+    """The question stripped, and the choices as a list; bad input is a BadRequest."""
+    if not isinstance(question, str) or not question.strip():
+        raise BadRequest("the question is empty", hint="ask a question in words")
+    text = " ".join(question.split())
+    if len(text) > MAX_QUESTION_CHARS:
+        raise BadRequest(
+            f"the question has {len(text)} characters, more than {MAX_QUESTION_CHARS}",
+            hint="shorten it to the question itself",
+        )
+    if choices is None:
+        return text, None
+    options = [" ".join(str(c).split()) for c in choices]
+    if not options or any(not o for o in options):
+        raise BadRequest("choices must be a non-empty list of non-empty texts")
+    if len(options) > MAX_CHOICES:
+        raise BadRequest(f"{len(options)} choices given, at most {MAX_CHOICES} are allowed")
+    if len(set(options)) != len(options):
+        raise BadRequest("choices must differ from each other")
+    return text, options
+
+
+def _prompt_text(prompt: Prompt | Sequence[Message]) -> str:
+    return flatten(prompt.messages if isinstance(prompt, Prompt) else list(prompt))
+
+
+def _query_count(graphs: Sequence[KnowledgeGraph]) -> int:
+    """Queries the calling thread has run on ``graphs`` (a run stays in one thread)."""
+    return sum(g.thread_query_count for g in graphs)
+
+
+def _llm_totals(calls: list[LLMCall]) -> tuple[int, int, int]:
+    return (
+        len(calls),
+        sum(c.prompt_tokens for c in calls),
+        sum(c.completion_tokens for c in calls),
+    )
+
+
+class Run:
+    """One question answered by one method: its session, its steps, its timing."""
+
+    def __init__(
+        self,
+        question: str,
+        method: str,
+        llm: LLM,
+        *,
+        graphs: Sequence[KnowledgeGraph] = (),
+        budget: Budget | None = None,
+        choices: list[str] | None = None,
+        policy: AnswerPolicy | None = None,
+    ) -> None:
+        self.question = question
+        self.method = method
+        self.graphs = list(graphs)
+        self.choices = choices
+        self.policy = policy or AnswerPolicy()
+        self.session = LLMSession(llm, ledger=Ledger(), budget=budget)
+        self.steps: list[Step] = []
+        self.warnings: list[str] = []
+        self._started = time.perf_counter()
+        self._queries_at_start = _query_count(self.graphs)
+
+    @contextmanager
+    def step(self, name: str) -> Iterator[Step]:
+        """Time a stage and charge it the LLM calls and SPARQL queries made inside it."""
+        record = Step(name)
+        calls_before = len(self.session.ledger)
+        queries_before = _query_count(self.graphs)
+        started = time.perf_counter()
+        try:
+            yield record
+        finally:
+            record.seconds = time.perf_counter() - started
+            calls = self.session.ledger.calls[calls_before:]
+            record.llm_calls, record.prompt_tokens, record.completion_tokens = _llm_totals(calls)
+            record.sparql_queries = _query_count(self.graphs) - queries_before
+            self.steps.append(record)
+
+    def complete(self, step: Step, prompt: Prompt | Sequence[Message]) -> Completion:
+        """One LLM completion for ``step``; its prompt and raw reply are recorded."""
+        step.prompt = _prompt_text(prompt)
+        completion = self.session.complete(step.name, prompt)
+        step.raw = completion.text
+        return completion
+
+    def choose(self, step: Step, prompt: Prompt | Sequence[Message], options: list[str]) -> Choice:
+        """One constrained LLM choice for ``step``."""
+        step.prompt = _prompt_text(prompt)
+        choice = self.session.choose(step.name, prompt, options)
+        step.raw = choice.completion.text
+        return choice
+
+    def warn(self, message: str, step: Step | None = None) -> None:
+        """A degradation the user must see: in ``warnings`` and in the step's notes."""
+        self.warnings.append(message)
+        if step is not None:
+            step.notes.append(message)
+
+    def usage(self) -> Usage:
+        summary = self.session.ledger.summary()
+        by_step: dict[str, StepUsage] = {}
+        for step in self.steps:
+            entry = by_step.setdefault(step.name, StepUsage())
+            entry.llm_calls += step.llm_calls
+            entry.prompt_tokens += step.prompt_tokens
+            entry.completion_tokens += step.completion_tokens
+            entry.sparql_queries += step.sparql_queries
+            entry.seconds = round(entry.seconds + step.seconds, 4)
+        return Usage(
+            llm_calls=summary["llm_calls"],
+            prompt_tokens=summary["prompt_tokens"],
+            completion_tokens=summary["completion_tokens"],
+            cache_hits=summary["cache_hits"],
+            llm_seconds=summary["llm_seconds"],
+            sparql_queries=_query_count(self.graphs) - self._queries_at_start,
+            seconds=round(time.perf_counter() - self._started, 4),
+            by_step=by_step,
+        )

@@ -1,0 +1,203 @@
+"""The stages every method ends with, written once: the final answer, grounding, finish.
+
+- ``final_answer``: one LLM call over the facts (a constrained choice when the
+  question has choices); skipped, saying so, when the policy wants graph-only answers
+  and there is no evidence.
+- ``ground``: the graph entities the answer names, per source.
+- ``finish``: the grounding rule (an answer is grounded only when one of its entities
+  is in the evidence), the confidence, and the policy (``answer_graph_only``,
+  ``answer_min_confidence``) that replaces an unsupported answer by "not found".
+
+Confidence (0-1) is a rule, not a calibrated probability: an empty answer scores 0;
+an answer with no evidence at all 0.1; evidence that does not hold the answer 0.2; an
+answer whose entity is in the evidence 0.5 + 0.5 × support, where support is the
+method's own score when it has one (a planner's vote share) and otherwise 1 / r for
+the r-th evidence item (paths first, then triples) that holds an answer entity.
+
+>>> from middleware.llm.scripted import ScriptedLLM
+>>> from middleware.methods.run import Run
+>>> run = Run("Who directed Heat?", "demo", ScriptedLLM(default="Michael Mann"))
+>>> text = final_answer(run, ["Heat | directed by | Michael Mann"], Evidence())
+>>> answer = finish(run, text, entities=[], evidence=Evidence(), grounding="none")
+>>> answer.answer, answer.grounded, answer.confidence
+('Michael Mann', False, 0.1)
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+
+from pyoxigraph import NamedNode
+
+from middleware.errors import EndpointError, LLMOutputError
+from middleware.kg.base import KnowledgeGraph
+from middleware.kg.terms import Term
+from middleware.llm.templates import render
+from middleware.methods.answer import (
+    NOT_FOUND,
+    Answer,
+    AnswerEntity,
+    Evidence,
+    Grounding,
+)
+from middleware.methods.grounding import ground_answer
+from middleware.methods.run import Run
+from middleware.text.folding import fold
+from middleware.text.linking import EntityLinker
+from middleware.text.verbalize import Verbalizer
+
+
+def clean_answer(text: str) -> str:
+    """The model's answer line without a leading label or trailing filler.
+
+    >>> clean_answer("  Answer: James Cameron.  ")
+    'James Cameron'
+    """
+    line = text.strip().splitlines()[0] if text.strip() else ""
+    line = re.sub(r"^(the )?answer( is)?\s*[:\-]\s*", "", line.strip(), flags=re.IGNORECASE)
+    return line.strip().rstrip(".").strip()
+
+
+def fallback_choice(choices: Sequence[str], facts: Sequence[str]) -> int:
+    """The choice the facts name most often (first on ties), for a reply that named none.
+
+    >>> fallback_choice(["Paris", "Rome"], ["Rome | capital of | Italy"])
+    1
+    """
+    text = " " + " ".join(fold(f) for f in facts) + " "
+    counts = [text.count(f" {fold(c)} ") if fold(c) else 0 for c in choices]
+    return max(range(len(choices)), key=lambda i: (counts[i], -i))
+
+
+def final_answer(
+    run: Run,
+    facts: list[str],
+    evidence: Evidence,
+    *,
+    prompt: str = "facts_answer",
+    parse: Callable[[str], str] = clean_answer,
+) -> str:
+    """The answer from ``facts`` in one call (step ``answer``); with choices, one of them.
+
+    Under ``answer_graph_only`` with no evidence, no call is made and the answer is
+    ``NOT_FOUND``.
+    """
+    with run.step("answer") as step:
+        if run.policy.graph_only and not evidence:
+            step.parsed = NOT_FOUND
+            run.warn("no evidence was found and answers come only from the graph", step)
+            return NOT_FOUND
+        if run.choices:
+            choice_prompt = render("choice_answer", question=run.question, facts=facts)
+            try:
+                text = run.choose(step, choice_prompt, run.choices).option
+            except LLMOutputError as err:
+                text = run.choices[fallback_choice(run.choices, facts)]
+                run.warn(f"the model named no choice ({err.message}); picked {text!r}", step)
+        else:
+            text = parse(
+                run.complete(step, render(prompt, question=run.question, facts=facts)).text
+            )
+        step.parsed = text
+        if not text:
+            run.warn("the model gave an empty answer", step)
+    return text
+
+
+@dataclass(frozen=True)
+class Candidates:
+    """One source's entities an answer may name, and how to link the rest."""
+
+    graph: KnowledgeGraph
+    linker: EntityLinker
+    nodes: Sequence[Term] = ()
+    verbalizer: Verbalizer | None = None
+
+
+def ground(run: Run, text: str, sources: Iterable[Candidates]) -> list[AnswerEntity]:
+    """The graph entities ``text`` names, source by source (step ``ground``)."""
+    sources = list(sources)
+    if not text or text == NOT_FOUND or not sources:
+        return []
+    entities: list[AnswerEntity] = []
+    with run.step("ground") as step:
+        for share in sources:
+            iris = [n for n in dict.fromkeys(share.nodes) if isinstance(n, NamedNode)]
+            verbalizer = share.verbalizer or Verbalizer(share.graph)
+            try:
+                verbalizer.prepare(iris)
+                names = {iri: (verbalizer.name(iri), share.graph.name) for iri in iris}
+                entities += ground_answer(text, run.question, names, linker=share.linker)
+            except EndpointError as err:  # the answer stands; only its IRIs from here are lost
+                run.warn(
+                    f"source {share.graph.name!r} failed while grounding the answer "
+                    f"({type(err).__name__}): {err}",
+                    step,
+                )
+        step.parsed = [{"iri": e.iri, "label": e.label, "source": e.source} for e in entities]
+    return entities
+
+
+def _support_rank(entities: Sequence[AnswerEntity], evidence: Evidence) -> int | None:
+    """1-based position of the first evidence item holding an answer entity."""
+    wanted = {e.iri for e in entities}
+    for rank, nodes in enumerate(evidence.items(), start=1):
+        if any(isinstance(n, NamedNode) and n.value in wanted for n in nodes):
+            return rank
+    return None
+
+
+def confidence(
+    text: str, entities: Sequence[AnswerEntity], evidence: Evidence, support: float | None
+) -> float:
+    """How well the graph backs the answer (see the module docstring)."""
+    if not text or text == NOT_FOUND:
+        return 0.0
+    rank = _support_rank(entities, evidence)
+    if rank is None:
+        return 0.2 if evidence else 0.1
+    share = support if support is not None else 1.0 / rank
+    return round(0.5 + 0.5 * min(max(share, 0.0), 1.0), 4)
+
+
+def finish(
+    run: Run,
+    text: str,
+    *,
+    entities: Sequence[AnswerEntity],
+    evidence: Evidence,
+    grounding: Grounding,
+    support: float | None = None,
+) -> Answer:
+    """The Answer: grounded only when an answer entity is in the evidence; an answer
+    the policy will not give is replaced by ``NOT_FOUND``, with a warning."""
+    kept = list(entities)
+    grounded = _support_rank(kept, evidence) is not None
+    score = confidence(text, kept, evidence, support)
+    policy = run.policy
+    if text and text != NOT_FOUND:
+        why = None
+        if policy.graph_only and not grounded:
+            why = "no answer entity is in the evidence"
+        elif score < policy.min_confidence:
+            why = f"its confidence {score:g} is below {policy.min_confidence:g}"
+        if why is not None:
+            run.warn(f"the answer {text!r} was withheld: {why}")
+            text, kept, score = NOT_FOUND, [], 0.0
+    return Answer(
+        question=run.question,
+        answer=text,
+        method=run.method,
+        entities=kept,
+        evidence=evidence,
+        steps=list(run.steps),
+        usage=run.usage(),
+        grounding=grounding,
+        grounded=grounded and text != NOT_FOUND,
+        confidence=score,
+        warnings=list(run.warnings),
+        choices=run.choices,
+        sources=[g.name for g in run.graphs],
+    )

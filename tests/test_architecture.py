@@ -1,0 +1,240 @@
+"""The package's shape, checked from its source: layers without import cycles, small
+modules, SPARQL only in templates, no dev-only imports at run time, no capability
+probing with ``getattr``.
+
+The import graph is read with ``ast`` from ``middleware/**/*.py``, counting imports
+inside functions and under ``if TYPE_CHECKING:`` too: ``import a.b`` is an edge to
+``a/b``; ``from a import b`` is an edge to the submodule ``a/b`` when there is one,
+else to ``a/__init__.py``.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import tomllib
+from collections.abc import Iterator
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGE = ROOT / "middleware"
+MAX_LINES = 400
+
+# Old import paths kept as thin re-exports for users; the package itself never uses them.
+SHIMS = {
+    "middleware.settings",
+    "middleware.linking",
+    "middleware.verbalize",
+    "middleware.embeddings",
+    "middleware.sample",
+    "middleware.sources",
+    "middleware.kg.local",
+    "middleware.kg.endpoint",
+    "middleware.kg.rdflib_graph",
+    "middleware.methods.base",
+}
+# Modules of the dev extras and the import name each goes by.
+DEV_IMPORTS = {
+    "pytest": "pytest",
+    "pytest-timeout": "pytest_timeout",
+    "hypothesis": "hypothesis",
+    "networkx": "networkx",
+    "selenium": "selenium",
+    "httpx": "httpx",
+    "ruff": "ruff",
+    "mypy": "mypy",
+}
+# ``getattr`` with a literal name is allowed only on third-party objects whose fields
+# are optional by their own API (module stem, attribute).
+GETATTR_ALLOWED = {
+    ("openai_compat", "usage"),
+    ("openai_compat", "model"),
+    ("openai_compat", "finish_reason"),
+    ("openai_wire", "usage"),
+    ("openai_wire", "model"),
+    ("openai_wire", "finish_reason"),
+    ("openai_wire", "prompt_tokens"),
+    ("openai_wire", "completion_tokens"),
+    ("app", "started"),
+    ("endpoint", "read1"),
+    ("loading", "lineno"),
+    ("loading", "line"),
+    ("sqlite_file", "db"),
+    ("operations", "count"),
+}
+_SPARQL = re.compile(r"\b(SELECT|ASK|CONSTRUCT|DESCRIBE)\b[^\n]*\{", re.IGNORECASE)
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(parts)
+
+
+def modules() -> dict[str, Path]:
+    return {module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
+
+
+def _resolve(current: str, is_package: bool, node: ast.ImportFrom) -> str:
+    if not node.level:
+        return node.module or ""
+    base = current.split(".")
+    if not is_package:
+        base = base[:-1]
+    base = base[: len(base) - (node.level - 1)]
+    return ".".join(base + ([node.module] if node.module else []))
+
+
+def imports(name: str, path: Path, known: dict[str, Path]) -> set[str]:
+    """The package modules ``name`` imports, anywhere in its source."""
+    found: set[str] = set()
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name in known:
+                    found.add(alias.name)
+        elif isinstance(node, ast.ImportFrom):
+            base = _resolve(name, path.name == "__init__.py", node)
+            for alias in node.names:
+                target = f"{base}.{alias.name}"
+                if target in known:
+                    found.add(target)
+                elif base in known:
+                    found.add(base)
+    found.discard(name)
+    return found
+
+
+def import_graph() -> dict[str, set[str]]:
+    known = modules()
+    return {name: imports(name, path, known) for name, path in known.items()}
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components with more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for nxt in sorted(graph.get(node, ())):
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in on_stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                top = stack.pop()
+                on_stack.discard(top)
+                component.append(top)
+                if top == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def test_no_import_cycle() -> None:
+    found = cycles(import_graph())
+    assert not found, "import cycles: " + "; ".join(" <-> ".join(c) for c in found)
+
+
+def test_cycle_finder_names_a_cycle() -> None:
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    assert cycles(graph) == [["a", "b", "c"]]
+
+
+def test_no_module_over_400_lines() -> None:
+    long = {
+        str(path.relative_to(ROOT)): n
+        for path in PACKAGE.rglob("*.py")
+        if (n := len(path.read_text(encoding="utf-8").splitlines())) > MAX_LINES
+    }
+    assert not long, f"modules over {MAX_LINES} lines: {long}"
+
+
+def test_the_package_does_not_use_its_own_old_import_paths() -> None:
+    graph = import_graph()
+    users = {
+        name: sorted(targets & SHIMS)
+        for name, targets in graph.items()
+        if targets & SHIMS and name not in SHIMS and name != "middleware"
+    }
+    assert not users, f"modules importing old paths instead of the new ones: {users}"
+
+
+def test_dev_extras_are_not_imported_at_run_time() -> None:
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"][
+        "optional-dependencies"
+    ]["dev"]
+    dev = {re.split(r"[<>=\[ ]", spec)[0].lower() for spec in extras}
+    names = {DEV_IMPORTS[d] for d in dev if d in DEV_IMPORTS}
+    offenders = []
+    for path in PACKAGE.rglob("*.py"):
+        if "testing" in path.relative_to(PACKAGE).parts:
+            continue  # the conformance mixins are for test suites
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                roots = {a.name.split(".")[0] for a in node.names}
+            elif isinstance(node, ast.ImportFrom) and not node.level:
+                roots = {(node.module or "").split(".")[0]}
+            else:
+                continue
+            offenders += [f"{path.relative_to(ROOT)}: {r}" for r in roots & names]
+    assert not offenders, offenders
+
+
+def _strings(tree: ast.AST) -> Iterator[ast.Constant]:
+    docstrings = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+            body = node.body
+            if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+                docstrings.add(id(body[0].value))
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Constant)
+            and isinstance(node.value, str)
+            and id(node) not in docstrings
+        ):
+            yield node
+
+
+def test_sparql_lives_in_templates() -> None:
+    found = []
+    for path in PACKAGE.rglob("*.py"):
+        if "testing" in path.relative_to(PACKAGE).parts:
+            continue  # the conformance suites send raw queries on purpose
+        for node in _strings(ast.parse(path.read_text(encoding="utf-8"))):
+            if _SPARQL.search(node.value):
+                found.append(f"{path.relative_to(ROOT)}:{node.lineno}: {node.value[:60]!r}")
+    assert not found, "SPARQL outside sparql/*.rq: " + "; ".join(found)
+
+
+def test_no_getattr_probing() -> None:
+    found = []
+    for path in PACKAGE.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Name)
+                and node.func.id in ("getattr", "hasattr")
+                and len(node.args) >= 2
+                and isinstance(node.args[1], ast.Constant)
+                and (path.stem, node.args[1].value) not in GETATTR_ALLOWED
+            ):
+                found.append(f"{path.relative_to(ROOT)}:{node.lineno}: {node.args[1].value}")
+    assert not found, "getattr/hasattr probing: " + "; ".join(found)

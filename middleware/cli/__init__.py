@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 import click
 
-from middleware.cli import ask, graph, llm, serve, settings
+from middleware.cli import ask, graph, learn, llm, serve, settings
 from middleware.cli import eval as evaluation
 from middleware.errors import MiddlewareError
 
@@ -44,6 +44,7 @@ for _command in (
     ask.ask,
     evaluation.eval_command,
     evaluation.report_command,
+    learn.learn_command,
     llm.llm_command,
     llm.doctor,
     serve.serve,

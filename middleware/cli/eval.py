@@ -8,6 +8,7 @@ from pathlib import Path
 
 import click
 
+from middleware.cli.questions import QuestionArgs, question_options
 from middleware.cli.support import (
     LLMArgs,
     SourceArgs,
@@ -17,12 +18,10 @@ from middleware.cli.support import (
     print_table,
     source_options,
 )
-from middleware.eval.datasets import DATASETS, load_dataset, sample
 from middleware.eval.items import EvalItem
 from middleware.eval.report import write_report
 from middleware.eval.runner import RESULTS_FILE, RUNS_FILE, Evaluator, ResultsFile, plan
 from middleware.eval.scoring import Scorer
-from middleware.eval.topics import in_graph
 from middleware.kg.open import open_graph
 from middleware.llm.factory import open_llm
 from middleware.llm.ledger import Budget
@@ -30,26 +29,7 @@ from middleware.methods.registry import METHODS, build_method
 
 
 @click.command("eval")
-@click.option(
-    "--dataset",
-    "datasets",
-    multiple=True,
-    required=True,
-    metavar="NAME",
-    help=f"Question set (repeat for several): {', '.join(DATASETS)}, or a path to a .jsonl file.",
-)
-@click.option("--split", default="dev", show_default=True, help="Which split to read (dev, test).")
-@click.option(
-    "--data-dir",
-    type=click.Path(file_okay=False),
-    help="Folder holding metaqa/, webquestions/, ... (default: setting eval_data_dir).",
-)
-@click.option(
-    "--limit", type=click.IntRange(min=1), help="Questions drawn per dataset (default: all)."
-)
-@click.option(
-    "--seed", type=int, default=0, show_default=True, help="Seed for drawing --limit questions."
-)
+@question_options
 @click.option(
     "--method",
     "methods",
@@ -73,11 +53,6 @@ from middleware.methods.registry import METHODS, build_method
     help="Questions answered at once (default: setting eval_concurrency).",
 )
 @click.option(
-    "--only-in-graph",
-    is_flag=True,
-    help="Keep only questions whose topic entity is in the graph (before drawing --limit).",
-)
-@click.option(
     "--max-calls",
     type=click.IntRange(min=1),
     metavar="N",
@@ -89,16 +64,11 @@ from middleware.methods.registry import METHODS, build_method
 @click.pass_context
 def eval_command(
     ctx: click.Context,
-    datasets: tuple[str, ...],
-    split: str,
-    data_dir: str | None,
-    limit: int | None,
-    seed: int,
+    questions: QuestionArgs,
     methods: tuple[str, ...],
     source_name: str | None,
     out: str,
     concurrency: int | None,
-    only_in_graph: bool,
     max_calls: int | None,
     progress: bool | None,
     source: SourceArgs,
@@ -106,24 +76,10 @@ def eval_command(
 ) -> None:
     """Answer dataset questions with each method and append scored results to OUT."""
     settings = method_settings(ctx, source, source_name, llm).replace(
-        progress=progress, eval_data_dir=data_dir, eval_concurrency=concurrency
+        progress=progress, eval_data_dir=questions.data_dir, eval_concurrency=concurrency
     )
     graph = open_graph(settings)
-    folder = Path(settings.eval_data_dir) if settings.eval_data_dir else None
-    chosen: list[tuple[str, str, list[EvalItem]]] = []
-    keep = (lambda item: in_graph(item, graph)) if only_in_graph else None
-    for name in datasets:
-        data = load_dataset(name, split=split, data_dir=folder, keep=keep)
-        items = data.items
-        for problem in data.report.problems:
-            click.echo(f"kgmw: note: {problem}", err=True)
-        picked = sample(items, limit=limit, seed=seed)
-        click.echo(
-            f"{data.name} ({data.split}): {len(picked)} of {len(items)} questions"
-            f"{f' (seed {seed})' if limit else ''}; {data.report.skipped} malformed lines skipped",
-            err=True,
-        )
-        chosen.append((data.name, data.split, picked))
+    chosen = [(q.name, q.split, q.items) for q in questions.choose(settings, graph, held_out=True)]
     names = list(dict.fromkeys(methods or (settings.method,)))
     model = open_llm(settings)
     runners = {name: build_method(name, settings, model, graph) for name in names}
@@ -138,7 +94,15 @@ def eval_command(
         concurrency=settings.eval_concurrency,
         progress=settings.progress,
     )
-    _note_run(out_dir, chosen, names, model.model or model.name, graph.name, seed, limit)
+    _note_run(
+        out_dir,
+        chosen,
+        names,
+        model.model or model.name,
+        graph.name,
+        questions.seed,
+        questions.limit,
+    )
     summary = evaluator.run(plan(chosen, names))
     tally = summary.tally
     groups = [

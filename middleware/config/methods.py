@@ -100,6 +100,13 @@ class PseudoGraphSettings(MethodTable):
         "Pseudo-graph: most linked entities per source whose neighbourhoods are fetched.",
         minimum=1,
     )
+    min_ground: int = setting(
+        3,
+        "Pseudo-graph: when no entity reaches the threshold, keep this many best by mean "
+        "cosine so verification still runs (0: skip verification, as published).",
+        minimum=0,
+        maximum=50,
+    )
     question_query: bool = setting(
         True,
         "Pseudo-graph: also match the question itself against the base graph (helps when "
@@ -128,4 +135,53 @@ class QSMSettings(MethodTable):
     )
 
 
-METHOD_TABLES: tuple[type[MethodTable], ...] = (RoKSettings, PseudoGraphSettings, QSMSettings)
+@dataclass(frozen=True)
+class PlanSettings(MethodTable):
+    """The relation-path planner and the ``plan`` method."""
+
+    PREFIX: ClassVar[str] = "plan"
+    TITLE: ClassVar[str] = "Method plan"
+
+    memory: str | None = setting(
+        None,
+        "Plan: path memory file (default: path-memory.json in the store folder, or under "
+        "the cache folder for an endpoint); without one the planner works zero-shot.",
+    )
+    neighbours: int = setting(
+        15, "Plan: most similar learned questions whose relation paths vote.", minimum=1
+    )
+    max_plans: int = setting(
+        3, "Plan: relation paths executed per question, best first.", minimum=1, maximum=10
+    )
+    max_hops: int = setting(3, "Plan: longest relation path, in hops.", minimum=1, maximum=3)
+    max_walks: int = setting(
+        1000, "Plan: most walks (result rows) one executed relation path returns.", minimum=1
+    )
+    max_queries: int = setting(
+        300,
+        "Plan: most SPARQL queries spent growing zero-shot candidate paths per topic.",
+        minimum=1,
+    )
+    min_confidence: float = setting(
+        0.0,
+        "Plan: at or above this confidence the plan's entities are the answer (no LLM "
+        "call); below it the LLM answers from the planned evidence (0: always the plan's, "
+        "best with a small model).",
+        minimum=0.0,
+        maximum=1.0,
+    )
+    answer_items: int = setting(
+        10, "Plan: most entity names in an answer taken from a plan.", minimum=1
+    )
+    zero_shot_choose: bool = setting(
+        False,
+        "Plan: zero-shot, let one LLM choose() among the top candidate paths.",
+    )
+
+
+METHOD_TABLES: tuple[type[MethodTable], ...] = (
+    RoKSettings,
+    PseudoGraphSettings,
+    QSMSettings,
+    PlanSettings,
+)

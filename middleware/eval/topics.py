@@ -30,3 +30,27 @@ def topic_iris(item: EvalItem, profile: Profile | None) -> list[str]:
 def in_graph(item: EvalItem, graph: KnowledgeGraph) -> bool:
     """Whether one of the item's topic entities has at least one relation in ``graph``."""
     return any(graph.degree(iri) > 0 for iri in topic_iris(item, graph.profile))
+
+
+def answer_iris(item: EvalItem, graph: KnowledgeGraph) -> list[str]:
+    """IRIs for the item's gold answers: IRIs as given, names mapped by the profile's
+    delimited mapping where names are keys (MetaQA), otherwise the entities labelled
+    exactly so.
+
+    >>> from middleware.kg.backends.local import LocalStore
+    >>> kg = LocalStore(profile="metaqa")
+    >>> answer_iris(EvalItem("1", "q", answers=("Heat",)), kg)
+    ['https://kgmw.dev/metaqa/entity/Heat']
+    """
+    iris: list[str] = []
+    names = []
+    for answer in item.answers:
+        if looks_like_iri(answer):
+            iris.append(answer)
+        elif graph.profile.delimited is not None and graph.profile.delimited.label_entities:
+            iris.append(graph.profile.delimited.entity(answer))  # names are the keys
+        else:
+            names.append(answer)
+    if names:
+        iris += [row.entity.value for row in graph.lookup_labels(names)]
+    return list(dict.fromkeys(iris))

@@ -31,6 +31,7 @@ from middleware.kg.lookups import NOTHING, LabelLookups
 from middleware.kg.profiles import Profile
 from middleware.kg.readonly import check_read_only
 from middleware.kg.terms import Node, Term, to_iri
+from middleware.kg.walks import RelationWalks
 
 LABEL_BATCH = 200
 
@@ -41,7 +42,7 @@ def _check_limit(limit: int, what: str) -> int:
     return limit
 
 
-class GraphOperations(LabelLookups, ABC):
+class GraphOperations(LabelLookups, RelationWalks, ABC):
     """Graph operations over ``_execute``; subclasses provide the transport."""
 
     name: str

@@ -2,7 +2,8 @@
 
 A placeholder is ``{{name}}`` (a term, an int, or a list joined by spaces for
 ``VALUES``), ``{{name|csv}}`` (a list joined by commas for ``IN (...)``) or
-``{{name|alt}}`` (IRIs as a property-path alternative, ``(<a>|<b>)``). Values
+``{{name|alt}}`` (IRIs as a property-path alternative, ``(<a>|<b>)``) or
+``{{name|step}}`` (an ``(IRI, forward)`` pair as ``<p>`` or its inverse ``^<p>``). Values
 are rendered from real RDF terms, so no caller text can change the query's shape.
 
 >>> from pyoxigraph import Literal, NamedNode
@@ -21,7 +22,7 @@ from pyoxigraph import BlankNode, Literal, NamedNode
 from middleware.errors import ConfigError
 from middleware.support.resources import resource_dir
 
-PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*(?:\|\s*(csv|alt)\s*)?\}\}")
+PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*(?:\|\s*(csv|alt|step)\s*)?\}\}")
 
 
 def _render_term(name: str, value: object) -> str:
@@ -46,6 +47,15 @@ def render_template(text: str, bindings: Mapping[str, object]) -> str:
         if name not in bindings:
             raise ConfigError(f"template needs a value for {{{{{name}}}}}")
         value = bindings[name]
+        if joiner == "step":
+            if not (
+                isinstance(value, tuple)
+                and len(value) == 2
+                and isinstance(value[0], NamedNode)
+                and isinstance(value[1], bool)
+            ):
+                raise ConfigError(f"placeholder {name!r}|step needs (IRI, forward)")
+            return ("" if value[1] else "^") + _render_term(name, value[0])
         if joiner == "alt":
             items = list(value) if isinstance(value, list | tuple) else [value]
             if not items or not all(isinstance(item, NamedNode) for item in items):

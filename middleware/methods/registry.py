@@ -13,12 +13,20 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from middleware.config import Settings
-from middleware.config.methods import MethodTable, PseudoGraphSettings, QSMSettings, RoKSettings
+from middleware.config.methods import (
+    MethodTable,
+    PlanSettings,
+    PseudoGraphSettings,
+    QSMSettings,
+    RoKSettings,
+)
 from middleware.errors import BadRequest
 from middleware.kg.base import KnowledgeGraph
 from middleware.llm.base import LLM
 from middleware.methods.baselines import IO, CoT
-from middleware.methods.method import Method
+from middleware.methods.method import Method, MethodBase
+from middleware.methods.plan import Plan
+from middleware.methods.planned import WithPlan
 from middleware.methods.pseudograph import PseudoGraph
 from middleware.methods.qsm import QSM
 from middleware.methods.rok import RoK
@@ -39,6 +47,27 @@ class MethodSpec:
 
 def _policy(settings: Settings) -> AnswerPolicy:
     return AnswerPolicy.from_settings(settings)
+
+
+def _plan(settings: Settings, llm: LLM, graph: KnowledgeGraph | None) -> Plan:
+    return Plan(
+        llm,
+        graph,
+        encoder=open_encoder(settings),
+        config=settings.table(PlanSettings),
+        cache_dir=settings.cache_dir,
+        text=settings,
+        policy=_policy(settings),
+    )
+
+
+def _with_plan(base: Builder) -> Builder:
+    def build(settings: Settings, llm: LLM, graph: KnowledgeGraph | None) -> Method:
+        inner = base(settings, llm, graph)
+        assert isinstance(inner, MethodBase)
+        return WithPlan(inner, _plan(settings, llm, graph))
+
+    return build
 
 
 SPECS: tuple[MethodSpec, ...] = (
@@ -71,6 +100,13 @@ SPECS: tuple[MethodSpec, ...] = (
         QSMSettings,
     ),
     MethodSpec(
+        "plan",
+        "Plan: relation paths voted by learned questions (kgmw learn) or ranked zero-shot, walked in the graph; 0-1 LLM calls",
+        _plan,
+        PlanSettings,
+        multi_source=False,
+    ),
+    MethodSpec(
         "io",
         "IO baseline: the question alone; 1 LLM call",
         lambda s, llm, g: IO(llm, g, text=s, policy=_policy(s)),
@@ -80,6 +116,18 @@ SPECS: tuple[MethodSpec, ...] = (
         "CoT baseline: step-by-step reasoning, then the answer; 1 LLM call",
         lambda s, llm, g: CoT(llm, g, text=s, policy=_policy(s)),
     ),
+)
+_PLANNED = ("rok", "pg", "qsm")
+SPECS += tuple(
+    MethodSpec(
+        f"{spec.name}+plan",
+        f"{spec.name} with the planner's walks as its first evidence",
+        _with_plan(spec.build),
+        spec.table,
+        multi_source=False,
+    )
+    for spec in SPECS
+    if spec.name in _PLANNED
 )
 METHODS: dict[str, str] = {spec.name: spec.description for spec in SPECS}
 

@@ -27,7 +27,7 @@ from middleware.llm.base import LLM, Choice, Completion, Message
 from middleware.llm.ledger import Budget, Ledger, LLMCall
 from middleware.llm.session import LLMSession
 from middleware.llm.templates import Prompt, flatten
-from middleware.methods.answer import Step, StepUsage, Usage
+from middleware.methods.answer import Evidence, Step, StepUsage, Usage
 
 MAX_QUESTION_CHARS = 2000
 MAX_CHOICES = 50
@@ -89,6 +89,15 @@ def _llm_totals(calls: list[LLMCall]) -> tuple[int, int, int]:
     )
 
 
+@dataclass(frozen=True)
+class PriorEvidence:
+    """Evidence found before the method ran (planned paths): the shared final stages
+    put its facts first, ground answers in its entities too and keep it in the Answer."""
+
+    facts: list[str]
+    evidence: Evidence
+
+
 class Run:
     """One question answered by one method: its session, its steps, its timing."""
 
@@ -111,6 +120,7 @@ class Run:
         self.session = LLMSession(llm, ledger=Ledger(), budget=budget)
         self.steps: list[Step] = []
         self.warnings: list[str] = []
+        self.prior: PriorEvidence | None = None
         self._started = time.perf_counter()
         self._queries_at_start = _query_count(self.graphs)
 

@@ -84,6 +84,9 @@ def final_answer(
     Under ``answer_graph_only`` with no evidence, no call is made and the answer is
     ``NOT_FOUND``.
     """
+    if run.prior is not None:  # planned facts first, then the method's own
+        facts = list(dict.fromkeys([*run.prior.facts, *facts]))
+        evidence = merged(run.prior.evidence, evidence)
     with run.step("answer") as step:
         if run.policy.graph_only and not evidence:
             step.parsed = NOT_FOUND
@@ -124,7 +127,15 @@ def ground(run: Run, text: str, sources: Iterable[Candidates]) -> list[AnswerEnt
     entities: list[AnswerEntity] = []
     with run.step("ground") as step:
         for share in sources:
-            iris = [n for n in dict.fromkeys(share.nodes) if isinstance(n, NamedNode)]
+            nodes = list(share.nodes)
+            if run.prior is not None:
+                nodes += [
+                    n
+                    for item in run.prior.evidence.paths
+                    if item.source == share.graph.name
+                    for n in item.path.nodes
+                ]
+            iris = [n for n in dict.fromkeys(nodes) if isinstance(n, NamedNode)]
             verbalizer = share.verbalizer or Verbalizer(share.graph)
             try:
                 verbalizer.prepare(iris)
@@ -138,6 +149,17 @@ def ground(run: Run, text: str, sources: Iterable[Candidates]) -> list[AnswerEnt
                 )
         step.parsed = [{"iri": e.iri, "label": e.label, "source": e.source} for e in entities]
     return entities
+
+
+def merged(first: Evidence, then: Evidence) -> Evidence:
+    """``first``'s paths and triples, then those of ``then`` not already in it."""
+    paths = list(first.paths)
+    seen_paths = {p.path.key() for p in paths}
+    paths += [p for p in then.paths if p.path.key() not in seen_paths]
+    triples = list(first.triples)
+    seen = {t.triple.key() for t in triples}
+    triples += [t for t in then.triples if t.triple.key() not in seen]
+    return Evidence(paths=paths, triples=triples)
 
 
 def _support_rank(entities: Sequence[AnswerEntity], evidence: Evidence) -> int | None:
@@ -173,6 +195,8 @@ def finish(
 ) -> Answer:
     """The Answer: grounded only when an answer entity is in the evidence; an answer
     the policy will not give is replaced by ``NOT_FOUND``, with a warning."""
+    if run.prior is not None:
+        evidence = merged(run.prior.evidence, evidence)
     kept = list(entities)
     grounded = _support_rank(kept, evidence) is not None
     score = confidence(text, kept, evidence, support)

@@ -183,3 +183,31 @@ class GraphConformance:
         capabilities = graph.capabilities
         assert isinstance(capabilities.label_index, bool)
         assert isinstance(capabilities.in_process, bool)
+
+    # relation paths -----------------------------------------------------------------------
+    def test_relation_steps_leave_the_given_entities(self, graph: KnowledgeGraph) -> None:
+        assert graph.relation_steps([ex("Cameron")]) == [(ex("directedBy"), False)]
+        steps = graph.relation_steps([ex("Winslet"), ex("Saldana")])
+        assert steps == [(ex("marriedTo"), True), (ex("starring"), False)]
+        assert graph.relation_steps([ex("Nobody")]) == []
+
+    def test_follow_walks_a_relation_path_without_coming_back(self, graph: KnowledgeGraph) -> None:
+        same_director = ((ex("directedBy"), True), (ex("directedBy"), False))
+        walks = graph.follow(ex("Titanic"), same_director)
+        assert [p.nodes for p in walks] == [(ex("Titanic"), ex("Cameron"), ex("Avatar"))]
+        assert [h.forward for h in walks[0].hops] == [True, False]
+        assert walks[0].hops[1].triple == Triple(
+            ex("Avatar"), ex("directedBy"), ex("Cameron"), graph.name
+        )
+        directors = graph.follow(ex("Winslet"), ((ex("starring"), False), (ex("directedBy"), True)))
+        assert {p.nodes[-1] for p in directors} == {ex("Cameron"), ex("Mendes")}
+        co_star_films = graph.follow(
+            ex("Winslet"),
+            ((ex("starring"), False), (ex("starring"), True), (ex("starring"), False)),
+        )
+        ends = {p.nodes[-1] for p in co_star_films}
+        assert ends == {ex("Titanic"), ex("RevolutionaryRoad"), ex("Inception")}
+        assert all(len(set(p.nodes)) == 4 for p in co_star_films)
+        assert len(graph.follow(ex("Winslet"), ((ex("starring"), False),), limit=1)) == 1
+        with pytest.raises(BadRequest):
+            graph.follow(ex("Titanic"), ())

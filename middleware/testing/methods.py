@@ -90,7 +90,8 @@ class MethodConformance:
             [graph.name],
         )
         assert answer.answer and answer.steps and all(step.name for step in answer.steps)
-        assert answer.usage["llm_calls"] == answer.usage.llm_calls == len(llm.calls) >= 1
+        # a method may answer from the graph alone (plan: 0 calls when a plan is sure)
+        assert answer.usage["llm_calls"] == answer.usage.llm_calls == len(llm.calls)
         assert sum(step.llm_calls for step in answer.steps) == len(llm.calls)
         assert answer.usage.prompt_tokens == sum(step.prompt_tokens for step in answer.steps)
         assert 0.0 <= answer.confidence <= 1.0
@@ -108,7 +109,7 @@ class MethodConformance:
             answer = self.build(spec, first_option_or(reply), graph).run(QUESTION)
             in_evidence = any(e.iri in evidence_iris(answer) for e in answer.entities)
             assert answer.grounded == in_evidence, (reply, answer.answer, answer.entities)
-            if reply == "Ada Lovelace":  # not in the graph at all
+            if "Ada Lovelace" in answer.answer:  # the model's guess: not in the graph at all
                 assert not answer.grounded
 
     def test_respects_the_call_budget(self, spec: MethodSpec, graph: KnowledgeGraph) -> None:
@@ -124,7 +125,12 @@ class MethodConformance:
     ) -> None:
         method = self.build(spec, first_option_or("Ada Lovelace"), graph, answer_graph_only=True)
         answer = method.run(QUESTION)
-        assert answer.answer == NOT_FOUND and not answer.grounded and answer.warnings
+        # the model's unsupported guess is withheld; an answer taken from the graph stays
+        assert "Ada Lovelace" not in answer.answer
+        if answer.answer == NOT_FOUND:
+            assert not answer.grounded and answer.warnings
+        else:
+            assert answer.grounded
 
     # -- what goes wrong ------------------------------------------------------------------
     def test_survives_an_empty_neighbourhood(self, spec: MethodSpec, graph: KnowledgeGraph) -> None:

@@ -134,13 +134,23 @@ def test_verification_prompt_lists_the_ground_graph_best_entity_first(films: Loc
     assert "Heat | directed by | Michael Mann" in draft and "Heat | year | 1995" in draft
 
 
-def test_threshold_can_empty_the_ground_graph(films: LocalStore) -> None:
+def test_threshold_can_empty_the_ground_graph_as_published(films: LocalStore) -> None:
     llm = script()
-    answer = method(llm, films, threshold=0.999).run("Who directed Heat?")
+    answer = method(llm, films, threshold=0.999, min_ground=0).run("Who directed Heat?")
     assert answer.grounding == "none"
     assert answer.usage["llm_calls"] == 2  # nothing to verify against: no verification call
     assert any("similarity threshold" in w for w in answer.warnings)
     assert not answer.evidence.triples
+
+
+def test_below_the_threshold_the_best_entities_are_still_verified(films: LocalStore) -> None:
+    llm = script()
+    answer = method(llm, films, threshold=0.999, min_ground=2).run("Who directed Heat?")
+    prune = next(s for s in answer.steps if s.name == "prune").parsed
+    assert prune["threshold_fallback"] is True and 1 <= len(prune["ground_graph"]) <= 2
+    assert answer.usage["llm_calls"] == 3  # the verification call runs
+    assert any("pg_min_ground" in w for w in answer.warnings)
+    assert answer.evidence.triples and answer.grounding == "neighbourhood"
 
 
 def test_a_draft_without_cypher_matches_the_question(films: LocalStore) -> None:

@@ -27,7 +27,18 @@ def client(server: LiveServer, key: str = "none") -> openai.OpenAI:
 
 def test_models_lists_one_model_per_method(scripted_server: LiveServer) -> None:
     ids = [model.id for model in client(scripted_server).models.list()]
-    assert ids == ["kgmw", "kgmw-rok", "kgmw-pg", "kgmw-qsm", "kgmw-io", "kgmw-cot"]
+    assert ids == [
+        "kgmw",
+        "kgmw-rok",
+        "kgmw-pg",
+        "kgmw-qsm",
+        "kgmw-plan",
+        "kgmw-io",
+        "kgmw-cot",
+        "kgmw-rok+plan",
+        "kgmw-pg+plan",
+        "kgmw-qsm+plan",
+    ]
 
 
 def test_grounded_completion_cites_its_evidence(scripted_server: LiveServer) -> None:

@@ -212,7 +212,20 @@ class _PseudoGraphRun:
                 },
                 "ground_graph": [g.label for g in ground],
             }
-            if not ground:
+            fallback: list[GroundEntity] = []
+            if not ground and self.config.min_ground:
+                pool = [g for r in results for g in (*r.below_threshold, *r.unpopular)]
+                fallback = sorted(pool, key=lambda g: (-g.score, g.first_seen))
+                ground = fallback[: self.config.min_ground]
+            step.parsed["threshold_fallback"] = bool(fallback)
+            if fallback:
+                step.parsed["ground_graph"] = [g.label for g in ground]
+                self.run.warn(
+                    f"no entity reached the {self.config.threshold:g} similarity threshold; "
+                    f"verifying against the {len(ground)} best by mean cosine (pg_min_ground)",
+                    step,
+                )
+            elif not ground:
                 self.run.warn(
                     f"no entity reached the {self.config.threshold:g} similarity threshold; "
                     "the ground graph is empty",

@@ -1,0 +1,135 @@
+"""``kgmw learn``: mine relation paths from questions with known answers into a path memory."""
+
+from __future__ import annotations
+
+import click
+
+from middleware.cli.questions import QuestionArgs, question_options
+from middleware.cli.support import (
+    LLMArgs,
+    SourceArgs,
+    echo_json,
+    method_settings,
+    print_table,
+    source_options,
+)
+from middleware.config.methods import PlanSettings
+from middleware.eval.items import EvalItem
+from middleware.eval.topics import answer_iris, topic_iris
+from middleware.kg.base import KnowledgeGraph
+from middleware.kg.open import open_graph
+from middleware.kg.terms import to_iri
+from middleware.planning.learning import Lesson, learn
+from middleware.planning.memory import PathMemory, memory_location, open_memory
+from middleware.text.embeddings.factory import open_encoder
+from middleware.text.linking import EntityLinker
+
+FOLDED_MATCHES = ("exact", "alias", "folded", "folded-alias")
+
+
+def lesson(
+    dataset: str, split: str, item: EvalItem, graph: KnowledgeGraph, linker: EntityLinker
+) -> Lesson:
+    """An eval item as a lesson: the dataset's topic keys and gold answers as IRIs (an
+    answer name no label equals exactly is linked, up to case and accents)."""
+    answers = [to_iri(i) for i in answer_iris(item, graph)]
+    if len(answers) < len(item.answers):
+        for name in item.answers:
+            answers += [e.iri for e in linker.link(name, limit=3) if e.match in FOLDED_MATCHES]
+    return Lesson(
+        key=f"{dataset}/{split}/{item.id}",
+        question=item.question,
+        topics=tuple(to_iri(i) for i in topic_iris(item, graph.profile)),
+        answers=tuple(dict.fromkeys(answers)),
+        topic_names=tuple(
+            n for n in (*item.meta.get("topic_names", "").split("|"), *item.topic_entities) if n
+        ),
+        hops=item.meta.get("hops"),
+    )
+
+
+@click.command("learn")
+@question_options
+@click.option("--source", "source_name", metavar="NAME", help="A source named in kgmw.toml.")
+@click.option(
+    "--memory",
+    "memory_path",
+    type=click.Path(dir_okay=False),
+    help="Path memory file (default: in the store folder, or the cache folder for an endpoint).",
+)
+@click.option("--progress/--no-progress", default=None, help="Show a progress bar (default: on).")
+@source_options
+@click.pass_context
+def learn_command(
+    ctx: click.Context,
+    questions: QuestionArgs,
+    source_name: str | None,
+    memory_path: str | None,
+    progress: bool | None,
+    source: SourceArgs,
+) -> None:
+    """Learn which relation paths answer the questions of a dataset, for the planner."""
+    no_llm = LLMArgs(None, None, None, None, no_cache=False)
+    settings = method_settings(ctx, source, source_name, no_llm).replace(
+        progress=progress, eval_data_dir=questions.data_dir, plan_memory=memory_path
+    )
+    graph = open_graph(settings)
+    config = settings.table(PlanSettings)
+    where = memory_location(graph, config.memory, settings.cache_dir)
+    chosen = questions.choose(settings, graph, held_out=False)
+    linker = EntityLinker(
+        graph,
+        limit=settings.link_limit,
+        fuzzy_cutoff=settings.fuzzy_cutoff,
+        max_queries=settings.link_max_queries,
+    )
+    lessons = [lesson(q.name, q.split, item, graph, linker) for q in chosen for item in q.items]
+    memory, warnings = open_memory(graph, where)
+    for warning in warnings:
+        click.echo(f"kgmw: warning: {warning}", err=True)
+    encoder = open_encoder(settings)
+    memory = memory or PathMemory.new(graph, encoder.name)
+    memory.learned_from.append(
+        {
+            "datasets": [
+                {"name": q.name, "split": q.split, "questions": len(q.items)} for q in chosen
+            ],
+            "folds": questions.folds,
+            "held_out_fold": questions.fold,
+            "limit": questions.limit,
+            "seed": questions.seed,
+        }
+    )
+    report = learn(
+        graph,
+        memory,
+        lessons,
+        path=where,
+        linker=linker,
+        encoder=encoder,
+        max_hops=config.max_hops,
+        progress=settings.progress,
+    )
+    counts = memory.counts()
+    if source.as_json:
+        echo_json({"memory": str(where), "report": report.__dict__, "counts": counts})
+        return
+    hops = sorted(counts["by_hops"])
+    print_table(
+        ["hops", "questions", "with a path", "share"],
+        [
+            [
+                h,
+                counts["by_hops"][h],
+                counts["with_paths_by_hops"].get(h, 0),
+                f"{counts['with_paths_by_hops'].get(h, 0) / counts['by_hops'][h]:.1%}",
+            ]
+            for h in hops
+        ],
+    )
+    click.echo(
+        f"learned {report.learned} question(s) ({report.skipped} already in the memory, "
+        f"{report.without_paths} without a path, {report.without_topic} without a topic, "
+        f"{report.without_answers} without answers in the graph); {counts['entries']} "
+        f"entries in {where}"
+    )

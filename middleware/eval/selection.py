@@ -1,0 +1,86 @@
+"""Which questions a run takes: datasets, split, graph filter, folds, then a seeded draw.
+
+Folds split a question set for cross-validation by a stable hash of each question's
+id, so fold ``I`` of ``K`` is the same on every machine and in every run. Learning
+takes every fold but ``I``; scoring takes fold ``I`` only; the two never overlap.
+
+>>> items = [EvalItem(str(i), f"q{i}") for i in range(100)]
+>>> scored = in_folds(items, folds=5, fold=0, held_out=True)
+>>> learned = in_folds(items, folds=5, fold=0, held_out=False)
+>>> len(scored) + len(learned), set(i.id for i in scored) & set(i.id for i in learned)
+(100, set())
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from middleware.errors import BadRequest
+from middleware.eval.datasets import load_dataset, sample
+from middleware.eval.items import EvalItem
+
+
+def fold_of(item_id: str, folds: int) -> int:
+    """The fold (0..folds-1) a question id falls in."""
+    return int(hashlib.sha256(item_id.encode("utf-8")).hexdigest()[:12], 16) % folds
+
+
+def in_folds(items: Sequence[EvalItem], *, folds: int, fold: int, held_out: bool) -> list[EvalItem]:
+    """The items of fold ``fold`` (``held_out``) or of every other fold."""
+    if folds < 2 or not 0 <= fold < folds:
+        raise BadRequest(
+            f"--fold must be from 0 to {folds - 1} with --folds {folds} (at least 2 folds)"
+        )
+    return [i for i in items if (fold_of(i.id, folds) == fold) == held_out]
+
+
+@dataclass
+class QuestionSet:
+    """One dataset's chosen questions and what was said while choosing them."""
+
+    name: str
+    split: str
+    items: list[EvalItem]
+    available: int
+    summary: str = ""
+    problems: list[str] = field(default_factory=list)
+
+
+def choose(
+    datasets: Sequence[str],
+    *,
+    split: str,
+    data_dir: Path | None,
+    limit: int | None,
+    seed: int,
+    keep: Callable[[EvalItem], bool] | None = None,
+    folds: int | None = None,
+    fold: int | None = None,
+    held_out: bool = True,
+) -> list[QuestionSet]:
+    """Each dataset's questions: filtered by ``keep``, by fold, then ``limit`` drawn."""
+    if (folds is None) != (fold is None):
+        raise BadRequest("give --folds K and --fold I together")
+    chosen = []
+    for name in datasets:
+        data = load_dataset(name, split=split, data_dir=data_dir, keep=keep)
+        items = list(data.items)
+        if folds is not None and fold is not None:
+            items = in_folds(items, folds=folds, fold=fold, held_out=held_out)
+        picked = sample(items, limit=limit, seed=seed)
+        part = ""
+        if folds is not None:
+            part = f" in fold {fold} of {folds}" if held_out else f" outside fold {fold} of {folds}"
+        summary = (
+            f"{data.name} ({data.split}): {len(picked)} of {len(items)} questions{part}"
+            f"{f' (seed {seed})' if limit else ''}; {data.report.skipped} malformed lines skipped"
+        )
+        chosen.append(
+            QuestionSet(
+                data.name, data.split, picked, len(items), summary, list(data.report.problems)
+            )
+        )
+    return chosen

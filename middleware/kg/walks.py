@@ -1,0 +1,88 @@
+"""Relation paths: the steps that leave some entities, and where a path leads from one.
+
+A relation path is a sequence of steps, each a predicate and a direction (``True``:
+from subject to object). ``follow`` walks one from a start entity with one query
+(``sparql/follow_N.rq``) and returns each walk as a :class:`Path`; no walk revisits a
+node or comes back through the start. ``relation_steps`` lists the steps available
+from a set of entities, so candidate paths can be grown hop by hop, bounded.
+
+>>> from middleware.kg.backends.local import LocalStore
+>>> kg = LocalStore(profile="metaqa")
+>>> _ = kg.load_text("Heat|directed_by|Michael Mann\\nHeat|in_language|English\\n", name="kb.txt")
+>>> mann = kg.search("Michael Mann")[0].iri
+>>> steps = kg.relation_steps([mann])
+>>> [(p.value.rsplit("/", 1)[-1], forward) for p, forward in steps]
+[('directed_by', False)]
+>>> walk = kg.follow(mann, (steps[0], (kg.relation_steps([kg.search("Heat")[0].iri])[1])))
+>>> [n.value.rsplit("/", 1)[-1] for n in walk[0].nodes]
+['Michael%20Mann', 'Heat', 'English']
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from pyoxigraph import Literal, NamedNode
+
+from middleware.errors import BadRequest
+from middleware.kg.base import MAX_LIMIT, Hop, Path, Triple
+from middleware.kg.terms import Term
+
+RelationStep = tuple[NamedNode, bool]
+RelationPath = tuple[RelationStep, ...]
+MAX_STEPS = 3
+NODES_PER_QUERY = 200
+
+
+class RelationWalks:
+    """Relation-path operations of a graph (mixed into ``GraphOperations``)."""
+
+    name: str
+
+    def _select(self, template: str, **bindings: object) -> list[dict[str, Term]]:
+        raise NotImplementedError  # the transport, from GraphOperations
+
+    def _common_bindings(self) -> dict[str, object]:
+        raise NotImplementedError  # from GraphOperations
+
+    def relation_steps(
+        self, nodes: Sequence[NamedNode], *, limit: int = 1000
+    ) -> list[RelationStep]:
+        """Distinct (predicate, forward) steps leaving any of ``nodes``, sorted."""
+        found: dict[RelationStep, None] = {}
+        iris = [n for n in dict.fromkeys(nodes) if isinstance(n, NamedNode)]
+        for start in range(0, len(iris), NODES_PER_QUERY):
+            rows = self._select(
+                "relation_steps",
+                nodes=iris[start : start + NODES_PER_QUERY],
+                limit=min(limit, MAX_LIMIT),
+                **self._common_bindings(),
+            )
+            for row in rows:
+                predicate, forward = row.get("p"), row.get("forward")
+                if isinstance(predicate, NamedNode) and isinstance(forward, Literal):
+                    found.setdefault((predicate, forward.value in ("true", "1")), None)
+        return sorted(found, key=lambda step: (step[0].value, not step[1]))[:limit]
+
+    def follow(self, start: NamedNode, path: RelationPath, *, limit: int = 1000) -> list[Path]:
+        """The walks of ``path`` from ``start`` (at most ``limit``), as graph paths."""
+        if not 1 <= len(path) <= MAX_STEPS:
+            raise BadRequest(f"a relation path has 1 to {MAX_STEPS} steps, got {len(path)}")
+        if not isinstance(start, NamedNode):
+            raise BadRequest(f"a relation path starts at an IRI, got {start}")
+        steps = {f"step{i}": (p, bool(f)) for i, (p, f) in enumerate(path, start=1)}
+        rows = self._select(
+            f"follow_{len(path)}", start=start, limit=min(limit, MAX_LIMIT), **steps
+        )
+        walks = []
+        for row in rows:
+            nodes: list[Term] = [start] + [row[f"n{i}"] for i in range(1, len(path) + 1)]
+            hops = []
+            for (predicate, forward), here, there in zip(path, nodes, nodes[1:], strict=False):
+                if forward and not isinstance(here, Literal):
+                    hops.append(Hop(Triple(here, predicate, there, self.name), True))
+                elif not forward and not isinstance(there, Literal):
+                    hops.append(Hop(Triple(there, predicate, here, self.name), False))
+            if len(hops) == len(path):
+                walks.append(Path(tuple(hops)))
+        return walks

@@ -1,0 +1,145 @@
+"""The ``plan`` method: relation paths planned from the graph, the answer from their walks.
+
+1. ``plan``: the planner (``middleware/planning``) links the question, picks relation
+   paths (voted by the nearest learned questions in the source's path memory, or
+   ranked zero-shot) and walks them; the walks are the evidence.
+2. ``answer``: when the best plan's support reaches ``plan_min_confidence`` (and the
+   question has no choices), the answer is the names of the entities the best plan
+   reaches, with no LLM call. Otherwise one LLM call answers from the walks (the
+   shared final stage), and its answer is grounded as for any method.
+
+>>> from middleware.kg.backends.local import LocalStore
+>>> from middleware.llm.scripted import ScriptedLLM
+>>> from middleware.text.embeddings import HashEncoder
+>>> kg = LocalStore(profile="metaqa")
+>>> _ = kg.load_text("Heat|directed_by|Michael Mann\\nCollateral|directed_by|Michael Mann\\n", name="kb.txt")
+>>> method = Plan(ScriptedLLM(default="?"), kg, encoder=HashEncoder(), config=PlanSettings())
+>>> answer = method.run("Which films did Michael Mann direct?")
+>>> answer.answer, answer.usage["llm_calls"], answer.grounded
+('Collateral, Heat', 0, True)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pyoxigraph import NamedNode
+
+from middleware.config.methods import PlanSettings
+from middleware.kg.base import KnowledgeGraph
+from middleware.llm.base import LLM
+from middleware.methods.answer import Answer, AnswerEntity, Evidence, EvidencePath
+from middleware.methods.method import MethodBase
+from middleware.methods.run import Run
+from middleware.methods.steps import Candidates, final_answer, finish, ground
+from middleware.planning.memory import memory_location, open_memory
+from middleware.planning.planner import Planner, Planning
+from middleware.planning.relpaths import ends
+from middleware.text.embeddings.encoders import Encoder
+from middleware.text.verbalize import Verbalizer
+
+MAX_EVIDENCE_TRIPLES = 100  # as results.jsonl counts evidence
+
+
+class Plan(MethodBase):
+    """Relation-path planning (``plan``): 0 LLM calls when a plan is confident, else 1."""
+
+    name = "plan"
+    multi_source = False  # a path memory belongs to one source
+
+    def __init__(
+        self,
+        llm: LLM,
+        graph: KnowledgeGraph | None = None,
+        *,
+        encoder: Encoder,
+        config: PlanSettings | None = None,
+        cache_dir: str | None = None,
+        **shared: Any,
+    ) -> None:
+        super().__init__(llm, graph, **shared)
+        self.encoder = encoder
+        self.config = config or PlanSettings()
+        self.cache_dir = cache_dir
+        self._planners: dict[int, tuple[Planner, list[str]]] = {}
+
+    def planner(self, graph: KnowledgeGraph) -> tuple[Planner, list[str]]:
+        """The planner for ``graph`` with its memory (if any), and the memory's warnings."""
+        if id(graph) not in self._planners:
+            where = memory_location(graph, self.config.memory, self.cache_dir)
+            memory, warnings = open_memory(graph, where)
+            planner = Planner(
+                graph,
+                self.encoder,
+                linker=self.linker(graph),
+                verbalizer=self.verbalizer(graph),
+                config=self.config,
+                memory=memory,
+            )
+            self._planners[id(graph)] = (planner, warnings)
+        return self._planners[id(graph)]
+
+    def answer(self, run: Run) -> Answer:
+        graph = run.graphs[0]
+        planner, warnings = self.planner(graph)
+        for warning in warnings:
+            run.warn(warning)
+        with run.step("plan") as step:
+            planning = planner.plan(run.question)
+            step.parsed = planning.to_dict()
+            step.notes += planning.notes
+            if not planning.plans:
+                run.warn(f"no planner evidence: {'; '.join(planning.notes)}", step)
+        verbalizer = planner.verbalizer
+        evidence = plan_evidence(planning, verbalizer)
+        best = ends(planning.plans[0].walks) if planning.plans else []
+        confident = planning.plans and planning.confidence >= self.config.min_confidence
+        if confident and not run.choices:
+            with run.step("answer") as step:
+                chosen = best[: self.config.answer_items]
+                verbalizer.prepare(chosen)
+                names = [verbalizer.name(n) for n in chosen]
+                text = ", ".join(names)
+                step.parsed = text
+            entities = [
+                AnswerEntity(n.value, name, graph.name)
+                for n, name in zip(chosen, names, strict=True)
+            ]
+            return finish(
+                run,
+                text,
+                entities=entities,
+                evidence=evidence,
+                grounding="paths",
+                support=planning.confidence,
+            )
+        text = final_answer(run, [p.text for p in evidence.paths], evidence)
+        nodes = [n for p in evidence.paths for n in p.path.nodes if isinstance(n, NamedNode)]
+        entities = ground(run, text, [Candidates(graph, self.linker(graph), nodes, verbalizer)])
+        return finish(
+            run,
+            text,
+            entities=entities,
+            evidence=evidence,
+            grounding="paths" if evidence else "none",
+        )
+
+
+def plan_evidence(planning: Planning, verbalizer: Verbalizer) -> Evidence:
+    """The plans' walks as evidence paths, best plan first: one walk per entity reached
+    first, then the rest, up to MAX_EVIDENCE_TRIPLES distinct triples."""
+    walks = [(plan, walk) for plan in planning.plans for walk in plan.walks]
+    firsts: dict[tuple[int, object], int] = {}
+    for index, (plan, walk) in enumerate(walks):
+        firsts.setdefault((id(plan), walk.nodes[-1]), index)
+    first = set(firsts.values())
+    ordered = [walks[i] for i in sorted(first)] + [w for i, w in enumerate(walks) if i not in first]
+    paths: list[EvidencePath] = []
+    triples: set[tuple[str, str, str]] = set()
+    for plan, walk in ordered:
+        keys = {hop.triple.key() for hop in walk.hops}
+        if len(triples | keys) > MAX_EVIDENCE_TRIPLES:
+            continue
+        triples |= keys
+        paths.append(EvidencePath(walk, verbalizer.path(walk), plan.candidate.support))
+    return Evidence(paths=paths)

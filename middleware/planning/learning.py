@@ -1,0 +1,102 @@
+"""Learning a path memory from questions with known answers (``kgmw learn``).
+
+Each question is masked at its topic (as the planner will mask a new one), its best
+relation paths are mined, and the entry is stored under its key. The memory is
+saved every ``save_every`` questions and at the end, so an interrupted run resumes:
+questions already in a memory of the same, unchanged source are skipped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pyoxigraph import NamedNode
+from tqdm import tqdm
+
+from middleware.kg.base import KnowledgeGraph
+from middleware.planning.masking import mask_topic
+from middleware.planning.memory import MemoryEntry, PathMemory, fingerprint
+from middleware.planning.mining import mine
+from middleware.text.embeddings.encoders import Encoder
+from middleware.text.linking import EntityLinker
+
+
+@dataclass(frozen=True)
+class Lesson:
+    """One question to learn from: its key, text, topic and gold answer IRIs."""
+
+    key: str
+    question: str
+    topics: tuple[NamedNode, ...]
+    answers: tuple[NamedNode, ...]
+    topic_names: tuple[str, ...] = ()
+    hops: str | None = None
+
+
+@dataclass
+class LearnReport:
+    """What a learning run did."""
+
+    learned: int = 0
+    skipped: int = 0
+    without_topic: int = 0
+    without_answers: int = 0
+    without_paths: int = 0
+    warnings: list[str] = field(default_factory=list)
+
+
+def learn(
+    graph: KnowledgeGraph,
+    memory: PathMemory,
+    lessons: Sequence[Lesson],
+    *,
+    path: Path,
+    linker: EntityLinker,
+    encoder: Encoder,
+    max_hops: int = 3,
+    progress: bool = True,
+    save_every: int = 200,
+) -> LearnReport:
+    """Mine ``lessons`` into ``memory`` and save it at ``path`` (vectors included)."""
+    report = LearnReport()
+    same_source = memory.fingerprint == fingerprint(graph)
+    memory.fingerprint = fingerprint(graph)
+    todo = [lesson for lesson in lessons if not (same_source and lesson.key in memory.entries)]
+    report.skipped = len(lessons) - len(todo)
+    with tqdm(total=len(todo), unit="q", disable=not progress, dynamic_ncols=True) as bar:
+        for done, lesson in enumerate(todo, start=1):
+            _learn_one(graph, memory, lesson, linker, max_hops, report)
+            bar.update()
+            if done % save_every == 0:
+                memory.save(path)
+    memory.vectors = encoder.encode([e.question for e in memory.entries.values()])
+    memory.save(path)
+    return report
+
+
+def _learn_one(
+    graph: KnowledgeGraph,
+    memory: PathMemory,
+    lesson: Lesson,
+    linker: EntityLinker,
+    max_hops: int,
+    report: LearnReport,
+) -> None:
+    topics = list(lesson.topics)
+    if not topics:  # no topic from the dataset: the planner's own linking stands in
+        topics = [entity.iri for _, entity in linker.spans(lesson.question)]
+    if not topics:
+        report.without_topic += 1
+        return
+    if not lesson.answers:
+        report.without_answers += 1
+        return
+    mined = mine(graph, topics, list(lesson.answers), max_hops=max_hops)
+    topic = NamedNode(mined[0].topic) if mined else topics[0]
+    question = mask_topic(linker, lesson.question, topic, lesson.topic_names)
+    memory.add(MemoryEntry(lesson.key, question, mined, lesson.hops))
+    report.learned += 1
+    if not mined:
+        report.without_paths += 1

@@ -1,0 +1,50 @@
+"""The question with its topic entity masked: what relation it asks for, not about whom.
+
+Learning and asking mask the same way, so "films directed by [Joel Zwick]" and "films
+directed by Sam Mendes" read alike and their relation paths can be shared.
+
+>>> mask("What films did Joel Zwick direct?", "Joel Zwick")
+'what films did NE direct?'
+>>> mask("what did [Heat] win", "heat")
+'what did NE win'
+"""
+
+from __future__ import annotations
+
+import re
+
+from pyoxigraph import NamedNode
+
+from middleware.text.linking import EntityLinker
+
+MASK = "NE"
+
+
+def mask(question: str, span: str) -> str:
+    """``question`` lower-cased with every occurrence of ``span`` (and its brackets)
+    replaced by ``NE``; unchanged but lower-cased when the span is not in it."""
+    text = question.strip()
+    if span.strip():
+        name = re.escape(span.strip())
+        pattern = r"\[\s*" + name + r"\s*\]|(?<!\w)" + name + r"(?!\w)"
+        text = re.sub(pattern, MASK, text, flags=re.IGNORECASE)
+    return MASK.join(part.lower() for part in text.split(MASK))
+
+
+def topic_spans(linker: EntityLinker, question: str) -> list[tuple[str, NamedNode]]:
+    """The question's linked spans with their entities, longest spans first."""
+    return [(span, entity.iri) for span, entity in linker.spans(question)]
+
+
+def mask_topic(
+    linker: EntityLinker, question: str, topic: NamedNode, names: tuple[str, ...] = ()
+) -> str:
+    """The question with the span that links to ``topic`` masked; failing that, the
+    first of ``names`` (the dataset's own name for the topic) found in it."""
+    for span, iri in topic_spans(linker, question):
+        if iri == topic:
+            return mask(question, span)
+    for name in names:
+        if name and name.lower() in question.lower():
+            return mask(question, name)
+    return mask(question, "")

@@ -1,0 +1,108 @@
+"""Mining: the relation paths that lead from a question's topic to its answers.
+
+For a few gold answers, the simple graph paths (1 hop, then 2, ... up to ``max_hops``,
+stopping once every answer is reached; either direction) from the topic are found with
+SPARQL; each distinct relation path among them is then
+walked from the topic, and scored by the gold answers it reaches and the other
+entities it reaches too. The paths that reach the most answers with the fewest others
+are kept (ties kept together). Every step is bounded: answers tried, paths per pair,
+walks per relation path.
+
+>>> from middleware.kg.backends.local import LocalStore
+>>> kg = LocalStore(profile="metaqa")
+>>> _ = kg.load_text(
+...     "Heat|directed_by|Michael Mann\\nCollateral|directed_by|Michael Mann\\n"
+...     "Heat|starred_actors|Al Pacino\\n", name="kb.txt")
+>>> iri = lambda name: kg.search(name)[0].iri
+>>> best = mine(kg, [iri("Michael Mann")], [iri("Heat"), iri("Collateral")])
+>>> [(m.reached, m.others, len(from_key(m.key))) for m in best]
+[(2, 0, 1)]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from pyoxigraph import NamedNode
+
+from middleware.kg.base import KnowledgeGraph
+from middleware.planning.relpaths import ends, from_key, path_key, walked
+
+
+@dataclass(frozen=True)
+class MinedPath:
+    """A relation path from a topic, with the gold answers it reaches and the rest."""
+
+    key: str
+    topic: str
+    reached: int
+    others: int
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "path": self.key,
+            "topic": self.topic,
+            "reached": self.reached,
+            "others": self.others,
+        }
+
+
+def candidate_keys(
+    graph: KnowledgeGraph,
+    topic: NamedNode,
+    golds: Sequence[NamedNode],
+    *,
+    max_hops: int,
+    answers_tried: int,
+    paths_per_pair: int,
+) -> list[str]:
+    """Relation paths of the simple paths from ``topic`` to the first few answers."""
+    keys: dict[str, None] = {}
+    for gold in list(golds)[:answers_tried]:
+        if gold == topic:
+            continue
+        for path in graph.paths(topic, gold, max_hops=max_hops, limit=paths_per_pair):
+            keys.setdefault(path_key(walked(path)), None)
+    return list(keys)
+
+
+def mine(
+    graph: KnowledgeGraph,
+    topics: Sequence[NamedNode],
+    golds: Sequence[NamedNode],
+    *,
+    max_hops: int = 3,
+    answers_tried: int = 5,
+    paths_per_pair: int = 20,
+    max_walks: int = 2000,
+) -> list[MinedPath]:
+    """The best relation paths from any of ``topics`` to ``golds`` (empty if none)."""
+    wanted = set(golds)
+    scored: list[MinedPath] = []
+    seen: set[tuple[str, str]] = set()
+    for hops in range(1, max_hops + 1):  # shortest first: stop once every answer is reached
+        for topic in dict.fromkeys(topics):
+            for key in candidate_keys(
+                graph,
+                topic,
+                golds,
+                max_hops=hops,
+                answers_tried=answers_tried,
+                paths_per_pair=paths_per_pair,
+            ):
+                if (topic.value, key) in seen:
+                    continue
+                seen.add((topic.value, key))
+                reached = set(ends(graph.follow(topic, from_key(key), limit=max_walks)))
+                hits = len(reached & wanted)
+                if hits:
+                    scored.append(MinedPath(key, topic.value, hits, len(reached - wanted)))
+        if scored and max(m.reached for m in scored) >= len(wanted):
+            break
+    if not scored:
+        return []
+    best = max(m.reached for m in scored)
+    top = [m for m in scored if m.reached == best]
+    fewest = min(m.others for m in top)
+    return [m for m in top if m.others == fewest]

@@ -1,0 +1,122 @@
+"""``kgmw learn`` and ``kgmw ask --method plan`` over a store of the films graph."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from middleware.cli import ask as cli_ask
+from middleware.planning.memory import FILE_NAME
+from middleware.testing.graphs import EX, films_path
+from middleware.testing.llms import first_option_or
+from tests.cli_helpers import run
+
+QUESTIONS = [
+    {
+        "id": "1",
+        "question": "Which film shares a director with Titanic?",
+        "answers": ["Avatar"],
+        "topic_entities": [EX + "Titanic"],
+    },
+    {"id": "2", "question": "Who directed Inception?", "answers": ["Christopher Nolan"]},
+    {"id": "3", "question": "Who starred in Avatar?", "answers": ["Zoë Saldaña"]},
+]
+
+
+@pytest.fixture
+def store(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Path:
+    folder = tmp_path / "films"
+    assert run(capsys, "load", str(films_path()), "--store", str(folder), "--no-progress")[0] == 0
+    return folder
+
+
+@pytest.fixture
+def questions(tmp_path: Path) -> Path:
+    path = tmp_path / "films.jsonl"
+    path.write_text("\n".join(json.dumps(q) for q in QUESTIONS) + "\n")
+    return path
+
+
+def learn(capsys: pytest.CaptureFixture[str], questions: Path, *extra: str) -> tuple[int, str, str]:
+    return run(capsys, "learn", "--dataset", str(questions), "--no-progress", *extra)
+
+
+def test_learn_writes_the_memory_into_the_store_and_resumes(
+    capsys: pytest.CaptureFixture[str], store: Path, questions: Path
+) -> None:
+    code, out, err = learn(capsys, questions, "--store", str(store))
+    assert code == 0, err
+    assert "learned 3 question(s)" in out and "3 entries" in out
+    saved = json.loads((store / FILE_NAME).read_text())
+    assert (
+        saved["counts"]["with_paths"] == 3
+        and saved["learned_from"][0]["datasets"][0]["questions"] == 3
+    )
+    code, out, _ = learn(capsys, questions, "--store", str(store))
+    assert code == 0 and "(3 already in the memory" in out
+
+
+def test_plan_answers_from_the_learned_memory(
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    store: Path,
+    questions: Path,
+) -> None:
+    assert learn(capsys, questions, "--store", str(store))[0] == 0
+    llm = first_option_or("Ada Lovelace")
+    monkeypatch.setattr(cli_ask, "open_llm", lambda settings: llm)
+    code, out, err = run(
+        capsys,
+        "ask",
+        "Which film shares a director with Avatar?",
+        "--method",
+        "plan",
+        "--store",
+        str(store),
+        "--json",
+    )
+    assert code == 0, err
+    answer = json.loads(out)
+    assert (
+        answer["answer"] == "Titanic" and answer["grounded"] and answer["usage"]["llm_calls"] == 0
+    )
+    plan = next(s for s in answer["steps"] if s["name"] == "plan")["parsed"]
+    assert plan["mode"] == "learned" and plan["plans"][0]["walks"] == 1
+    assert answer["evidence"]["paths"]
+
+
+def test_bad_input_writes_nothing(
+    capsys: pytest.CaptureFixture[str], store: Path, tmp_path: Path, questions: Path
+) -> None:
+    code, _, err = learn(capsys, tmp_path / "missing.jsonl", "--store", str(store))
+    assert code != 0 and "missing.jsonl" in err
+    assert not (store / FILE_NAME).exists()
+    code, _, err = learn(capsys, questions, "--store", str(store), "--folds", "3")
+    assert code == 2 and "--folds K and --fold I together" in err
+    assert not (store / FILE_NAME).exists()
+
+
+def test_a_memory_of_another_store_is_refused(
+    capsys: pytest.CaptureFixture[str], store: Path, questions: Path, tmp_path: Path
+) -> None:
+    memory = tmp_path / "mine.json"
+    assert learn(capsys, questions, "--store", str(store), "--memory", str(memory))[0] == 0
+    other = tmp_path / "other"
+    assert run(capsys, "load", str(films_path()), "--store", str(other), "--no-progress")[0] == 0
+    code, _, err = learn(capsys, questions, "--store", str(other), "--memory", str(memory))
+    assert code != 0 and "learned on store" in err and "kgmw learn" in err
+
+
+@pytest.mark.slow
+def test_plan_end_to_end_with_the_embedded_model(capsys: pytest.CaptureFixture[str]) -> None:
+    """Zero-shot over the bundled sample graph with the real LLM and encoder."""
+    code, out, err = run(
+        capsys, "ask", "Which films did James Cameron direct?", "--method", "plan", "--json"
+    )
+    assert code == 0, err
+    answer = json.loads(out)
+    assert answer["evidence"]["paths"], "the plan's own example must not answer from empty evidence"
+    cameron_films = {"Titanic", "Avatar", "Aliens", "True Lies", "The Abyss", "The Terminator"}
+    assert any(film in answer["answer"] for film in cameron_films), answer["answer"]

@@ -1,0 +1,166 @@
+"""Planning over the films graph: mining, the path memory, learned and zero-shot plans."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from pyoxigraph import NamedNode
+
+from middleware.config.methods import PlanSettings
+from middleware.errors import ConfigError
+from middleware.kg.backends.local import LocalStore
+from middleware.planning.learning import Lesson, learn
+from middleware.planning.memory import FILE_NAME, PathMemory, open_memory
+from middleware.planning.mining import mine
+from middleware.planning.planner import Planner
+from middleware.planning.relpaths import from_key
+from middleware.testing.graphs import ex, films_path
+from middleware.text.embeddings import HashEncoder
+from middleware.text.linking import EntityLinker
+from middleware.text.verbalize import Verbalizer
+
+SAME_DIRECTOR = ((ex("directedBy"), True), (ex("directedBy"), False))
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> LocalStore:
+    store = LocalStore(tmp_path / "films", profile="generic")
+    store.load([films_path()])
+    return store
+
+
+def lessons() -> list[Lesson]:
+    return [
+        Lesson(
+            "films/dev/1",
+            "Which film shares a director with Titanic?",
+            (ex("Titanic"),),
+            (ex("Avatar"),),
+        ),
+        Lesson("films/dev/2", "Who directed Inception?", (ex("Inception"),), (ex("Nolan"),)),
+        Lesson("films/dev/3", "Who starred in Avatar?", (), (ex("Saldana"),)),  # topic linked
+        Lesson("films/dev/4", "Who is Kate Winslet married to?", (ex("Winslet"),), ()),
+    ]
+
+
+def planner(store: LocalStore, memory: PathMemory | None, **config: object) -> Planner:
+    return Planner(
+        store,
+        HashEncoder(),
+        linker=EntityLinker(store),
+        verbalizer=Verbalizer(store),
+        config=PlanSettings(**config),  # type: ignore[arg-type]
+        memory=memory,
+    )
+
+
+def test_mining_keeps_the_path_that_reaches_the_answers(store: LocalStore) -> None:
+    best = mine(store, [ex("Titanic")], [ex("Avatar")])
+    assert [from_key(m.key) for m in best] == [SAME_DIRECTOR]
+    assert (best[0].reached, best[0].others) == (1, 0)
+    assert mine(store, [ex("Titanic")], [ex("Nobody")]) == []
+
+
+def test_learning_writes_a_memory_that_resumes_and_replaces(store: LocalStore) -> None:
+    where = store.path / FILE_NAME  # type: ignore[operator]
+    memory = PathMemory.new(store, "hash")
+    report = learn(
+        store,
+        memory,
+        lessons(),
+        path=where,
+        linker=EntityLinker(store),
+        encoder=HashEncoder(),
+        progress=False,
+    )
+    assert (report.learned, report.without_answers, report.skipped) == (3, 1, 0)
+    saved = json.loads(where.read_text())
+    assert saved["format"] == "kgmw-path-memory" and saved["version"] == 1
+    assert saved["source"]["profile"] == "generic" and saved["counts"]["with_paths"] == 3
+    entry = next(e for e in saved["entries"] if e["key"] == "films/dev/3")
+    assert entry["question"] == "who starred in NE?"  # the linked topic span is masked
+    loaded = PathMemory.load(where)
+    assert loaded.vectors is not None and loaded.vectors.shape[0] == 3
+    again = learn(
+        store,
+        loaded,
+        lessons()[:2],
+        path=where,
+        linker=EntityLinker(store),
+        encoder=HashEncoder(),
+        progress=False,
+    )
+    assert (again.learned, again.skipped) == (0, 2)
+    assert len(PathMemory.load(where).entries) == 3
+
+
+def test_a_memory_of_another_source_or_profile_is_refused(
+    store: LocalStore, tmp_path: Path
+) -> None:
+    memory = PathMemory.new(store, "hash")
+    where = tmp_path / "memory.json"
+    memory.save(where)
+    other = LocalStore(tmp_path / "other", profile="generic")
+    other.load([films_path()])
+    with pytest.raises(ConfigError, match="learned on store"):
+        open_memory(other, where)
+    memory.source["profile"] = "metaqa"  # as if learned through another profile
+    memory.save(where)
+    with pytest.raises(ConfigError, match="profile metaqa"):
+        open_memory(store, where)
+    where.write_text("{not json")
+    with pytest.raises(ConfigError, match="cannot read the path memory"):
+        open_memory(store, where)
+
+
+def test_loading_the_store_again_makes_the_memory_stale(store: LocalStore, tmp_path: Path) -> None:
+    where = tmp_path / "memory.json"
+    PathMemory.new(store, "hash").save(where)
+    assert open_memory(store, where)[1] == []
+    extra = tmp_path / "extra.nt"
+    extra.write_text(
+        "<http://example.org/film/X> <http://example.org/film/directedBy> <http://example.org/film/Nolan> .\n"
+    )
+    store.load([extra])
+    assert "may be stale" in open_memory(store, where)[1][0]
+
+
+def test_a_learned_memory_plans_a_new_question(store: LocalStore) -> None:
+    memory = PathMemory.new(store, "hash")
+    learn(
+        store,
+        memory,
+        lessons(),
+        path=store.path / FILE_NAME,
+        linker=EntityLinker(store),
+        encoder=HashEncoder(),
+        progress=False,
+    )  # type: ignore[operator]
+    planning = planner(store, memory).plan("Which film shares a director with Avatar?")
+    assert planning.mode == "learned" and planning.plans
+    best = planning.plans[0]
+    assert best.candidate.path == SAME_DIRECTOR and best.candidate.topic == ex("Avatar")
+    assert {w.nodes[-1] for w in best.walks} == {ex("Titanic")}
+    assert 0 < planning.confidence <= 1
+
+
+def test_zero_shot_ranks_the_paths_that_exist(store: LocalStore) -> None:
+    planning = planner(store, None, max_plans=3).plan("Who directed Titanic?")
+    assert planning.mode == "zero-shot" and 1 <= len(planning.plans) <= 3
+    assert all(p.walks for p in planning.plans)
+    reached = {w.nodes[-1] for p in planning.plans for w in p.walks}
+    assert ex("Cameron") in reached
+
+
+def test_a_question_with_no_linked_entity_says_why(store: LocalStore) -> None:
+    planning = planner(store, None).plan("What is the meaning of life?")
+    assert planning.mode == "none" and not planning.plans
+    assert "links to an entity" in planning.notes[0]
+
+
+def test_walks_never_come_back_through_the_topic(store: LocalStore) -> None:
+    walks = store.follow(ex("Titanic"), SAME_DIRECTOR)
+    assert all(ex("Titanic") not in w.nodes[1:] for w in walks)
+    assert isinstance(walks[0].nodes[-1], NamedNode)

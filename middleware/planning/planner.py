@@ -153,6 +153,7 @@ class Planner:
         found: list[Candidate] = []
         hits_per_span = self.index().search(vectors, k=self.config.neighbours)
         for (span, topic), hits in zip(spans, hits_per_span, strict=True):
+            available = set(self.graph.relation_steps([topic]))  # a path must start here
             votes: dict[str, float] = defaultdict(float)
             weights = [max(h.score, 0.0) ** VOTE_POWER for h in hits]
             total = sum(weights) or 1.0
@@ -162,7 +163,7 @@ class Planner:
                     votes[mined.key] += weight / len(paths)
             for key, vote in votes.items():
                 path = from_key(key)
-                if len(path) <= self.config.max_hops:
+                if len(path) <= self.config.max_hops and path[0] in available:
                     found.append(Candidate(topic, span, path, vote / total))
         return sorted(found, key=lambda c: (-c.support, len(c.path), -len(c.span)))
 

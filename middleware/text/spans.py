@@ -2,7 +2,8 @@
 
 A span is one to ``max_words`` words; it is a candidate when it is several words
 (not all stopwords), capitalised, or written in brackets, so common words that happen
-to be titles ("up", "her") are left alone. Of the spans that link, the longest win and
+to be titles ("up", "her") are left alone. A question written all in lower case has no
+capitals to go by, so there any single word that is not a stopword is a candidate. Of the spans that link, the longest win and
 overlaps are dropped; the result is in reading order.
 """
 
@@ -67,17 +68,21 @@ class Span:
 def candidate_spans(text: str, *, max_words: int = 6) -> list[Span]:
     """Candidate spans, longest first, then left to right.
 
-    >>> [s.text for s in candidate_spans("who grew up watching the matrix", max_words=2)][:3]
-    ['who grew', 'grew up', 'up watching']
+    >>> [s.text for s in candidate_spans("Who grew up watching the Matrix", max_words=2)][:3]
+    ['Who grew', 'grew up', 'up watching']
+    >>> [s.text for s in candidate_spans("what is the flag of arizona?", max_words=1)]
+    ['flag', 'arizona']
     """
     words = list(_WORD.finditer(text))
+    lower_case = not any(c.isupper() for c in text)
     found = []
     for size in range(min(max_words, len(words)), 0, -1):
         for first in range(len(words) - size + 1):
             start, end = words[first].start(), words[first + size - 1].end()
             span = text[start:end]
             bracketed = text[max(0, start - 1) : start] == "[" and text[end : end + 1] == "]"
-            if not (size > 1 or bracketed or span[:1].isupper()) or len(fold(span)) < 2:
+            single_ok = bracketed or span[:1].isupper() or (lower_case and span not in STOPWORDS)
+            if not (size > 1 or single_ok) or len(fold(span)) < 2:
                 continue
             if size > 1 and all(
                 w.group(0).lower() in STOPWORDS for w in words[first : first + size]

@@ -173,6 +173,13 @@ class PlanSettings(MethodTable):
     answer_items: int = setting(
         10, "Plan: most entity names in an answer taken from a plan.", minimum=1
     )
+    backup_below: float = setting(
+        0.5,
+        "Plan: when the best learned plan's support is below this, the best zero-shot "
+        "path is walked too, as one more plan (evidence only; 0: never).",
+        minimum=0.0,
+        maximum=1.0,
+    )
     zero_shot_choose: bool = setting(
         False,
         "Plan: zero-shot, let one LLM choose() among the top candidate paths.",

@@ -26,7 +26,7 @@ from typing import Any
 from pyoxigraph import NamedNode
 
 from middleware.config.methods import PlanSettings
-from middleware.kg.base import KnowledgeGraph
+from middleware.kg.base import KnowledgeGraph, Path
 from middleware.llm.base import LLM
 from middleware.methods.answer import Answer, AnswerEntity, Evidence, EvidencePath
 from middleware.methods.method import MethodBase
@@ -126,20 +126,32 @@ class Plan(MethodBase):
 
 
 def plan_evidence(planning: Planning, verbalizer: Verbalizer) -> Evidence:
-    """The plans' walks as evidence paths, best plan first: one walk per entity reached
-    first, then the rest, up to MAX_EVIDENCE_TRIPLES distinct triples."""
-    walks = [(plan, walk) for plan in planning.plans for walk in plan.walks]
-    firsts: dict[tuple[int, object], int] = {}
-    for index, (plan, walk) in enumerate(walks):
-        firsts.setdefault((id(plan), walk.nodes[-1]), index)
-    first = set(firsts.values())
-    ordered = [walks[i] for i in sorted(first)] + [w for i, w in enumerate(walks) if i not in first]
+    """The plans' walks as evidence paths, at most MAX_EVIDENCE_TRIPLES distinct triples.
+
+    Plans take turns (best first), each giving one walk per entity it reaches before
+    any second walk to the same entity, so every plan and as many entities as possible
+    are represented when the walks outnumber the budget.
+    """
+    queues = []
+    for plan in planning.plans:
+        firsts: dict[object, Path] = {}
+        rest: list[Path] = []
+        for walk in plan.walks:
+            if walk.nodes[-1] in firsts:
+                rest.append(walk)
+            else:
+                firsts[walk.nodes[-1]] = walk
+        queues.append((plan, [*firsts.values(), *rest]))
     paths: list[EvidencePath] = []
     triples: set[tuple[str, str, str]] = set()
-    for plan, walk in ordered:
-        keys = {hop.triple.key() for hop in walk.hops}
-        if len(triples | keys) > MAX_EVIDENCE_TRIPLES:
-            continue
-        triples |= keys
-        paths.append(EvidencePath(walk, verbalizer.path(walk), plan.candidate.support))
+    for turn in range(max((len(q) for _, q in queues), default=0)):
+        for plan, queue in queues:
+            if turn >= len(queue):
+                continue
+            walk = queue[turn]
+            keys = {hop.triple.key() for hop in walk.hops}
+            if len(triples | keys) > MAX_EVIDENCE_TRIPLES:
+                continue
+            triples |= keys
+            paths.append(EvidencePath(walk, verbalizer.path(walk), plan.candidate.support))
     return Evidence(paths=paths)

@@ -145,7 +145,27 @@ class Planner:
         if not candidates:
             planning.notes.append(f"no {mode} relation path from the question's entities")
         self._execute(planning)
+        if mode == "learned" and planning.confidence < self.config.backup_below:
+            self._backup(planning, spans, vectors)
         return planning
+
+    def _backup(self, planning: Planning, spans: list[tuple[str, NamedNode]], vectors: Any) -> None:
+        """One zero-shot plan after the learned ones, when those are unsure: its walks
+        add to the evidence; the answer stays the best learned plan's."""
+        taken = {(p.candidate.topic, p.candidate.path) for p in planning.plans}
+        for tried, candidate in enumerate(self._rank(spans, vectors)):
+            if tried >= 2 * self.config.max_plans:
+                break
+            if (candidate.topic, candidate.path) in taken:
+                continue
+            walks = self.graph.follow(candidate.topic, candidate.path, limit=self.config.max_walks)
+            if walks:
+                support = min(candidate.support, planning.confidence) / 2
+                backup = Candidate(candidate.topic, candidate.span, candidate.path, support)
+                reads = describe(candidate.path, self.verbalizer)
+                planning.plans.append(Plan(backup, walks, reads))
+                planning.notes.append(f"zero-shot backup plan: {reads}")
+                return
 
     def _vote(self, spans: list[tuple[str, NamedNode]], vectors: Any) -> list[Candidate]:
         assert self.memory is not None

@@ -164,3 +164,15 @@ def test_walks_never_come_back_through_the_topic(store: LocalStore) -> None:
     walks = store.follow(ex("Titanic"), SAME_DIRECTOR)
     assert all(ex("Titanic") not in w.nodes[1:] for w in walks)
     assert isinstance(walks[0].nodes[-1], NamedNode)
+
+
+def test_the_plan_method_without_a_linked_entity_says_why(store: LocalStore) -> None:
+    from middleware.methods.plan import Plan
+    from middleware.testing.llms import first_option_or
+
+    llm = first_option_or("I do not know")
+    answer = Plan(llm, store, encoder=HashEncoder()).run("What is the meaning of life?")
+    step = next(s for s in answer.steps if s.name == "plan")
+    assert step.parsed["mode"] == "none" and step.parsed["plans"] == []
+    assert any("no planner evidence" in w and "links to an entity" in w for w in answer.warnings)
+    assert not answer.evidence and not answer.grounded and answer.usage.llm_calls == 1

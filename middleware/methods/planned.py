@@ -2,7 +2,9 @@
 
 The planner runs first (step ``plan``); its walks become the run's prior evidence,
 which the shared final stages put before the method's own facts, ground answers in
-and keep in the Answer. Then the method runs as it always does. The variant is
+and keep in the Answer, and the entities the best plan reaches become the options of
+the final call: a constrained choice, with every fact in the prompt. Then the method
+runs as it always does. The variant is
 registered under its own name, so evaluation reports it apart from the plain method.
 """
 
@@ -12,6 +14,7 @@ from middleware.methods.answer import Answer
 from middleware.methods.method import MethodBase
 from middleware.methods.plan import Plan, plan_evidence
 from middleware.methods.run import PriorEvidence, Run
+from middleware.planning.relpaths import ends
 
 
 class WithPlan(MethodBase):
@@ -36,5 +39,8 @@ class WithPlan(MethodBase):
             step.notes += planning.notes
         evidence = plan_evidence(planning, planner.verbalizer)
         if evidence:
-            run.prior = PriorEvidence([p.text for p in evidence.paths], evidence)
+            best = ends(planning.plans[0].walks)[: self.plan.config.answer_items]
+            planner.verbalizer.prepare(best)
+            names = list(dict.fromkeys(planner.verbalizer.name(n) for n in best))
+            run.prior = PriorEvidence([p.text for p in evidence.paths], evidence, names)
         return self.inner.answer(run)

@@ -18,7 +18,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from middleware.config.areas import AnswerSettings
 from middleware.errors import BadRequest
@@ -92,10 +92,13 @@ def _llm_totals(calls: list[LLMCall]) -> tuple[int, int, int]:
 @dataclass(frozen=True)
 class PriorEvidence:
     """Evidence found before the method ran (planned paths): the shared final stages
-    put its facts first, ground answers in its entities too and keep it in the Answer."""
+    put its facts first, ground answers in its entities too and keep it in the Answer.
+    With ``answers`` (the planned entities' names), the final answer is a constrained
+    choice among them, the facts in the prompt."""
 
     facts: list[str]
     evidence: Evidence
+    answers: list[str] = field(default_factory=list)  # names the answer is chosen from
 
 
 class Run:

@@ -92,12 +92,16 @@ def final_answer(
             step.parsed = NOT_FOUND
             run.warn("no evidence was found and answers come only from the graph", step)
             return NOT_FOUND
-        if run.choices:
+        planned = run.prior.answers if run.prior is not None else []
+        options = run.choices or planned
+        if options:
             choice_prompt = render("choice_answer", question=run.question, facts=facts)
             try:
-                text = run.choose(step, choice_prompt, run.choices).option
+                text = run.choose(step, choice_prompt, options).option
             except LLMOutputError as err:
-                text = run.choices[fallback_choice(run.choices, facts)]
+                # the question's own choices: the one the facts name most; planned
+                # answers: the plan's first (those most walks reach come first)
+                text = options[fallback_choice(options, facts)] if run.choices else options[0]
                 run.warn(f"the model named no choice ({err.message}); picked {text!r}", step)
         else:
             text = parse(

@@ -103,7 +103,7 @@ def bench_graph(
     config = PlanSettings(max_hops=max_hops)
     result: dict[str, Any] = {
         "triples": len(store),
-        "learned": len(lessons),
+        "questions_learned": len(lessons),
         "mining_ms_per_question": round(mining_ms, 1),
     }
     for mode, mem in (("learned", memory), ("zero-shot", None)):
@@ -156,7 +156,7 @@ def main() -> None:
     for graph, found in results.items():
         print(
             f"{graph}: {found['triples']:,} triples; mining {found['mining_ms_per_question']} ms/question "
-            f"({found['learned']} learned)"
+            f"({found['questions_learned']} learned)"
         )
         for mode in ("learned", "zero-shot"):
             print(f"  plan {mode}: p50 {found[mode]['p50_ms']} ms, p95 {found[mode]['p95_ms']} ms")

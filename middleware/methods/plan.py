@@ -79,9 +79,9 @@ class Plan(MethodBase):
             self._planners[id(graph)] = (planner, warnings)
         return self._planners[id(graph)]
 
-    def answer(self, run: Run) -> Answer:
-        graph = run.graphs[0]
-        planner, warnings = self.planner(graph)
+    def plan_step(self, run: Run) -> tuple[Planner, Planning]:
+        """Step ``plan`` over the run's one graph: the memory's warnings, the planning."""
+        planner, warnings = self.planner(run.graphs[0])
         for warning in warnings:
             run.warn(warning)
         with run.step("plan") as step:
@@ -90,6 +90,11 @@ class Plan(MethodBase):
             step.notes += planning.notes
             if not planning.plans:
                 run.warn(f"no planner evidence: {'; '.join(planning.notes)}", step)
+        return planner, planning
+
+    def answer(self, run: Run) -> Answer:
+        graph = run.graphs[0]
+        planner, planning = self.plan_step(run)
         verbalizer = planner.verbalizer
         evidence = plan_evidence(planning, verbalizer)
         best = ends(planning.plans[0].walks) if planning.plans else []

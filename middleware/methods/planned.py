@@ -29,14 +29,7 @@ class WithPlan(MethodBase):
         self.name = f"{inner.name}+plan"
 
     def answer(self, run: Run) -> Answer:
-        graph = run.graphs[0]
-        planner, warnings = self.plan.planner(graph)
-        for warning in warnings:
-            run.warn(warning)
-        with run.step("plan") as step:
-            planning = planner.plan(run.question)
-            step.parsed = planning.to_dict()
-            step.notes += planning.notes
+        planner, planning = self.plan.plan_step(run)
         evidence = plan_evidence(planning, planner.verbalizer)
         if evidence:
             best = ends(planning.plans[0].walks)[: self.plan.config.answer_items]

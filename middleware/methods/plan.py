@@ -26,8 +26,10 @@ from typing import Any
 from pyoxigraph import NamedNode
 
 from middleware.config.methods import PlanSettings
+from middleware.errors import LLMOutputError
 from middleware.kg.base import KnowledgeGraph, Path
 from middleware.llm.base import LLM
+from middleware.llm.templates import render
 from middleware.methods.answer import Answer, AnswerEntity, Evidence, EvidencePath
 from middleware.methods.method import MethodBase
 from middleware.methods.run import Run
@@ -90,7 +92,29 @@ class Plan(MethodBase):
             step.notes += planning.notes
             if not planning.plans:
                 run.warn(f"no planner evidence: {'; '.join(planning.notes)}", step)
+        if planning.mode == "zero-shot" and self.config.zero_shot_choose:
+            self.choose_plan(run, planning)
         return planner, planning
+
+    def choose_plan(self, run: Run, planning: Planning) -> None:
+        """Step ``choose_plan``: one constrained LLM call puts its pick of the zero-shot
+        plans first (``plan_zero_shot_choose``); a reply naming none keeps the order."""
+        options = list(
+            dict.fromkeys(f"{p.candidate.span}: {p.description}" for p in planning.plans)
+        )
+        if len(options) < 2:
+            return
+        with run.step("choose_plan") as step:
+            try:
+                picked = run.choose(step, render("plan_choose", question=run.question), options)
+            except LLMOutputError as err:
+                run.warn(f"the model picked no plan ({err.message}); kept the ranking", step)
+                return
+            first = [
+                p for p in planning.plans if f"{p.candidate.span}: {p.description}" == picked.option
+            ]
+            planning.plans = first + [p for p in planning.plans if p not in first]
+            step.parsed = picked.option
 
     def answer(self, run: Run) -> Answer:
         graph = run.graphs[0]

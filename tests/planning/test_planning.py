@@ -176,3 +176,22 @@ def test_the_plan_method_without_a_linked_entity_says_why(store: LocalStore) -> 
     assert step.parsed["mode"] == "none" and step.parsed["plans"] == []
     assert any("no planner evidence" in w and "links to an entity" in w for w in answer.warnings)
     assert not answer.evidence and not answer.grounded and answer.usage.llm_calls == 1
+
+
+def test_zero_shot_choose_lets_the_model_reorder_the_plans(store: LocalStore) -> None:
+    from middleware.llm.scripted import ScriptedLLM
+    from middleware.methods.plan import Plan
+
+    def pick_last(prompt: str) -> str:
+        if "Options:" not in prompt:
+            return "?"
+        listed = prompt.rsplit("Options:\n", 1)[1].split("\nReply with", 1)[0]
+        return listed.splitlines()[-1]
+
+    config = PlanSettings(zero_shot_choose=True, max_plans=3)
+    method = Plan(ScriptedLLM(default=pick_last), store, encoder=HashEncoder(), config=config)
+    answer = method.run("Who directed Titanic?")
+    step = next(s for s in answer.steps if s.name == "choose_plan")
+    assert step.llm_calls == 1 and step.parsed.startswith("Titanic: ")
+    garbled = Plan(ScriptedLLM(default="%%%"), store, encoder=HashEncoder(), config=config)
+    assert any("picked no plan" in w for w in garbled.run("Who directed Titanic?").warnings)

@@ -65,7 +65,17 @@ def test_page_asks_and_draws_the_evidence_graph(
 ) -> None:
     wait = open_page(browser, scripted_server)
     methods = [o.text for o in browser.find_elements(By.CSS_SELECTOR, "#method option")]
-    assert methods == ["rok", "pg", "qsm", "io", "cot"]
+    assert methods == [
+        "rok",
+        "pg",
+        "qsm",
+        "plan",
+        "io",
+        "cot",
+        "rok+plan",
+        "pg+plan",
+        "qsm+plan",
+    ]
     browser.find_element(By.ID, "question").send_keys("Who directed Titanic?")
     browser.find_element(By.ID, "ask").click()
     wait.until(expected_conditions.text_to_be_present_in_element((By.ID, "answer"), "James"))

@@ -92,6 +92,13 @@ class Plan(MethodBase):
             step.notes += planning.notes
             if not planning.plans:
                 run.warn(f"no planner evidence: {'; '.join(planning.notes)}", step)
+            elif planning.plans[0].backup:
+                run.warn(
+                    "no learned relation path reached anything "
+                    f"({'; '.join(n for n in planning.notes if 'reaches nothing' in n)}); "
+                    f"the best plan is a zero-shot guess: {planning.plans[0].description}",
+                    step,
+                )
         if planning.mode == "zero-shot" and self.config.zero_shot_choose:
             self.choose_plan(run, planning)
         return planner, planning

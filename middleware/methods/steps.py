@@ -1,8 +1,9 @@
 """The stages every method ends with, written once: the final answer, grounding, finish.
 
 - ``final_answer``: one LLM call over the facts (a constrained choice when the
-  question has choices); skipped, saying so, when the policy wants graph-only answers
-  and there is no evidence.
+  question has choices, or among the planned entities when the run has prior planned
+  evidence: ``+plan`` methods); skipped, saying so, when the policy wants graph-only
+  answers and there is no evidence.
 - ``ground``: the graph entities the answer names, per source.
 - ``finish``: the grounding rule (an answer is grounded only when one of its entities
   is in the evidence), the confidence, and the policy (``answer_graph_only``,

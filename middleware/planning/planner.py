@@ -59,6 +59,7 @@ class Plan:
     candidate: Candidate
     walks: list[Path]
     description: str
+    backup: bool = False  # the zero-shot plan added after unsure learned ones
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -67,6 +68,7 @@ class Plan:
             "reads": self.description,
             "support": round(self.candidate.support, 4),
             "walks": len(self.walks),
+            "backup": self.backup,
         }
 
 
@@ -151,7 +153,8 @@ class Planner:
 
     def _backup(self, planning: Planning, spans: list[tuple[str, NamedNode]], vectors: Any) -> None:
         """One zero-shot plan after the learned ones, when those are unsure: its walks
-        add to the evidence; the answer stays the best learned plan's."""
+        add to the evidence, and it comes last, so a learned plan that reached something
+        still gives the answer; with none, the backup plan does."""
         taken = {(p.candidate.topic, p.candidate.path) for p in planning.plans}
         for tried, candidate in enumerate(self._rank(spans, vectors)):
             if tried >= 2 * self.config.max_plans:
@@ -160,10 +163,11 @@ class Planner:
                 continue
             walks = self.graph.follow(candidate.topic, candidate.path, limit=self.config.max_walks)
             if walks:
-                support = min(candidate.support, planning.confidence) / 2
+                # below every learned plan; alone, half its own zero-shot support
+                support = min(candidate.support, planning.confidence or 1.0) / 2
                 backup = Candidate(candidate.topic, candidate.span, candidate.path, support)
                 reads = describe(candidate.path, self.verbalizer)
-                planning.plans.append(Plan(backup, walks, reads))
+                planning.plans.append(Plan(backup, walks, reads, backup=True))
                 planning.notes.append(f"zero-shot backup plan: {reads}")
                 return
 

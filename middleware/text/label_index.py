@@ -17,9 +17,11 @@ from rapidfuzz import fuzz, process
 
 from middleware.kg.base import KnowledgeGraph, LabelRow
 from middleware.text.folding import fold, normalize_space
+from middleware.text.name_variants import NameVariants
 
 # (score) per kind of hit; fuzzy scores are scaled below the folded ones.
-TIERS = {"exact": 1.0, "alias": 0.98, "folded": 0.95, "folded-alias": 0.93}
+# Name variants (``text/name_variants.py``) are guesses and rank below every label match.
+TIERS = {"exact": 1.0, "alias": 0.98, "folded": 0.95, "folded-alias": 0.93, "variant": 0.8}
 
 
 @dataclass
@@ -71,14 +73,31 @@ class LabelIndex:
         self.labels = {iri: text for iri, (_, text) in best.items()}
         self.folded.pop("", None)
         self._keys = list(self.folded)
+        self._variants: NameVariants | None = None
+
+    @property
+    def variants(self) -> NameVariants:
+        """Name variants of every label, derived on first use."""
+        if self._variants is None:
+            self._variants = NameVariants(
+                row.text for rows in self.exact.values() for row in rows if not row.alias
+            )
+        return self._variants
 
     def __len__(self) -> int:
         return len(self.exact)
 
-    def hits(self, mention: str) -> list[Hit]:
-        """Exact and folded hits of a whitespace-normalized mention."""
+    def hits(self, mention: str, *, variants: bool = True) -> list[Hit]:
+        """Exact and folded hits of a whitespace-normalized mention, then (unless
+        ``variants`` is false) the labels it may be a short form or demonym of."""
         rows = self.exact.get(mention, []) + self.folded.get(fold(mention), [])
-        return [hit for row in rows if (hit := classify(mention, row)) is not None]
+        found = [hit for row in rows if (hit := classify(mention, row)) is not None]
+        if variants:
+            for text in self.variants.labels(fold(mention)):
+                for row in self.exact.get(normalize_space(text), []):
+                    if not row.alias:
+                        found.append(Hit(row.entity, row.text, "variant", TIERS["variant"]))
+        return found
 
     def fuzzy(self, mention: str, *, cutoff: float, limit: int) -> list[Hit]:
         """Typo-tolerant hits (rapidfuzz ratio over folded labels)."""

@@ -23,6 +23,7 @@ endpoint).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from pyoxigraph import NamedNode
@@ -49,8 +50,10 @@ class EntityLinker:
         limit: int = 5,
         fuzzy_cutoff: float = 85.0,
         max_queries: int = 8,
+        variants: bool = True,
     ) -> None:
         self.graph = graph
+        self.variants = variants  # name variants, where the graph has a label index
         self.limit = limit
         self.fuzzy_cutoff = fuzzy_cutoff
         self.max_queries = max(max_queries, RANKING_QUERIES + 1)
@@ -63,7 +66,7 @@ class EntityLinker:
     def _hits(self, mentions: Sequence[str], report: LookupReport | None) -> dict[str, list[Hit]]:
         index = self.index()
         if index is not None:
-            return {m: index.hits(m) for m in mentions}
+            return {m: index.hits(m, variants=self.variants) for m in mentions}
         found, done = queried_hits(
             self.graph, mentions, max_queries=self.max_queries - RANKING_QUERIES
         )
@@ -143,9 +146,11 @@ class EntityLinker:
     ) -> list[tuple[str, Entity]]:
         """Entities whose label is written in ``text``: longest spans first, no overlaps.
 
-        Exact, alias and folded matches only (``text/spans.py`` says which spans count);
-        the same on every backend holding the same labels. ``report`` receives the
-        queries an endpoint lookup sent and the spans it had no budget left for.
+        Exact, alias and folded matches, and on graphs with a label index the name
+        variants of ``text/name_variants.py`` ("uk", "shakespeare"); ``text/spans.py``
+        says which spans count. A trailing possessive ("aristotle's") is not part of the
+        name unless a label says so. ``report`` receives the queries an endpoint lookup sent and the spans it
+        had no budget left for.
 
         >>> from middleware.kg.backends.local import LocalStore
         >>> kg = LocalStore(profile="metaqa")
@@ -153,17 +158,62 @@ class EntityLinker:
         >>> [(m, e.label) for m, e in EntityLinker(kg).spans("who grew up watching the matrix and [Up]")]
         [('the matrix', 'The Matrix'), ('Up', 'Up')]
         """
+        return [
+            (span, found[0])
+            for span, found in self.span_entities(text, max_words=max_words, report=report)
+        ]
+
+    def span_entities(
+        self,
+        text: str,
+        *,
+        per_span: int = 1,
+        max_words: int = 6,
+        report: LookupReport | None = None,
+    ) -> list[tuple[str, list[Entity]]]:
+        """Like :meth:`spans`, with up to ``per_span`` entities for each span, best first
+        (a short name may stand for several: "uk" for "UK £" and "United Kingdom").
+
+        >>> from middleware.kg.backends.local import LocalStore
+        >>> kg = LocalStore(profile="metaqa")
+        >>> _ = kg.load_text("Hamlet|written_by|William Shakespeare\\n", name="kb.txt")
+        >>> [(m, [e.label for e in es]) for m, es in EntityLinker(kg).span_entities("who is shakespeare's wife")]
+        [("shakespeare's", ['William Shakespeare'])]
+        """
         candidates = candidate_spans(text, max_words=max_words)
-        keys = {c: normalize_space(c.text) for c in candidates}
-        found = self._hits(list(dict.fromkeys(keys.values())), report)
+        written = {c: normalize_space(c.text) for c in candidates}
+        bare = {c: mention_key(c.text) for c in candidates}
+        found = self._hits(list(dict.fromkeys([*written.values(), *bare.values()])), report)
+        # the span as written when its label says so ("Schindler's List"), else without
+        # a possessive ("jfk's": not the acronym of "John F. Kennedy School")
+        keys = {
+            c: written[c] if _named(found[written[c]]) or not found[bare[c]] else bare[c]
+            for c in candidates
+        }
         linked = [c for c in candidates if found[keys[c]]]
-        ranked = self._rank({keys[c]: found[keys[c]] for c in linked}, 1)
+        ranked = self._rank({keys[c]: found[keys[c]] for c in linked}, max(per_span, 1))
 
-        def pick(span: Span) -> Entity | None:
-            top = ranked.get(keys[span])
-            return top[0] if top else None
+        def pick(span: Span) -> list[Entity] | None:
+            return ranked.get(keys[span]) or None
 
-        return [(span.text, entity) for span, entity in select_spans(linked, pick)]
+        return [(span.text, entities) for span, entities in select_spans(linked, pick)]
+
+
+_POSSESSIVE = re.compile(r"(?<=\w)['’]s?$")
+
+
+def _named(hits: list[Hit]) -> bool:
+    """Whether some hit is a label match, not just a name variant."""
+    return any(hit.match != "variant" for hit in hits)
+
+
+def mention_key(span: str) -> str:
+    """A span without a trailing possessive, spaces normalized.
+
+    >>> mention_key("Aristotle's"), mention_key("the Beatles'")
+    ('Aristotle', 'the Beatles')
+    """
+    return _POSSESSIVE.sub("", normalize_space(span))
 
 
 def _check(mention: str) -> str:

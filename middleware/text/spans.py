@@ -55,6 +55,14 @@ STOPWORDS = frozenset(
         "those",
     ]
 )
+# In an all-lower-case question a single word is a candidate unless it is one of these:
+# function words, and question words like "kind" or "called" that title too much.
+_UNNAMING_WORDS = """why done doing has have had having been being am i me my we our you
+your he him his she her it its they them their can could will would shall should may
+might must not no as if so than then there here from into out about over under after
+before while also all any some much many more most other such only own same just very
+too get got go goes went one ones kind type name called"""
+UNNAMING = STOPWORDS | frozenset(_UNNAMING_WORDS.split())
 
 
 @dataclass(frozen=True)
@@ -81,7 +89,7 @@ def candidate_spans(text: str, *, max_words: int = 6) -> list[Span]:
             start, end = words[first].start(), words[first + size - 1].end()
             span = text[start:end]
             bracketed = text[max(0, start - 1) : start] == "[" and text[end : end + 1] == "]"
-            single_ok = bracketed or span[:1].isupper() or (lower_case and span not in STOPWORDS)
+            single_ok = bracketed or span[:1].isupper() or (lower_case and span not in UNNAMING)
             if not (size > 1 or single_ok) or len(fold(span)) < 2:
                 continue
             if size > 1 and all(

@@ -69,10 +69,13 @@ def test_choices_and_budget(capsys: pytest.CaptureFixture[str], scripted: Script
     assert err.startswith("kgmw: error: step 'filter' would be LLM call 3") or "LLM call 3" in err
 
 
-def test_bad_flag_mixes(capsys: pytest.CaptureFixture[str], scripted: ScriptedLLM) -> None:
+def test_bad_flag_mixes(
+    capsys: pytest.CaptureFixture[str], scripted: ScriptedLLM, tmp_path: Path
+) -> None:
     code, _, err = run(capsys, "ask", "Q?", "--json", "--rdf")
     assert code == 2 and "not both" in err
-    code, _, err = run(capsys, "ask", "Q?", "--source", "sample", "--store", "/tmp/x")
+    store = str(tmp_path / "store")
+    code, _, err = run(capsys, "ask", "Q?", "--source", "sample", "--store", store)
     assert code == 2 and "not both" in err
     code, _, err = run(capsys, "ask", "Q?", "--source", "nowhere")
     assert code == 1 and "no source named 'nowhere'" in err and "sample" in err

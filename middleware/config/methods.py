@@ -150,6 +150,13 @@ class PlanSettings(MethodTable):
     neighbours: int = setting(
         15, "Plan: most similar learned questions whose relation paths vote.", minimum=1
     )
+    span_entities: int = setting(
+        3,
+        "Plan: entities considered per linked span of the question (a short name may "
+        "stand for several: 'uk'); the relation paths that exist from each decide.",
+        minimum=1,
+        maximum=10,
+    )
     max_plans: int = setting(
         3, "Plan: relation paths executed per question, best first.", minimum=1, maximum=10
     )
@@ -172,6 +179,13 @@ class PlanSettings(MethodTable):
     )
     answer_items: int = setting(
         10, "Plan: most entity names in an answer taken from a plan.", minimum=1
+    )
+    phrase_weight: float = setting(
+        0.25,
+        "Plan: learned, the share of a path's support that comes from how well its phrase "
+        "reads like the question (the rest is the neighbours' vote).",
+        minimum=0.0,
+        maximum=1.0,
     )
     backup_below: float = setting(
         0.5,

@@ -36,7 +36,6 @@ from middleware.methods.run import Run
 from middleware.methods.steps import Candidates, final_answer, finish, ground
 from middleware.planning.memory import memory_location, open_memory
 from middleware.planning.planner import Planner, Planning
-from middleware.planning.relpaths import ends
 from middleware.text.embeddings.encoders import Encoder
 from middleware.text.verbalize import Verbalizer
 
@@ -128,7 +127,7 @@ class Plan(MethodBase):
         planner, planning = self.plan_step(run)
         verbalizer = planner.verbalizer
         evidence = plan_evidence(planning, verbalizer)
-        best = ends(planning.plans[0].walks) if planning.plans else []
+        best = planning.answers()
         confident = planning.plans and planning.confidence >= self.config.min_confidence
         if confident and not run.choices:
             with run.step("answer") as step:

@@ -14,7 +14,6 @@ from middleware.methods.answer import Answer
 from middleware.methods.method import MethodBase
 from middleware.methods.plan import Plan, plan_evidence
 from middleware.methods.run import PriorEvidence, Run
-from middleware.planning.relpaths import ends
 
 
 class WithPlan(MethodBase):
@@ -32,7 +31,7 @@ class WithPlan(MethodBase):
         planner, planning = self.plan.plan_step(run)
         evidence = plan_evidence(planning, planner.verbalizer)
         if evidence:
-            best = ends(planning.plans[0].walks)[: self.plan.config.answer_items]
+            best = planning.answers()[: self.plan.config.answer_items]
             planner.verbalizer.prepare(best)
             names = list(dict.fromkeys(planner.verbalizer.name(n) for n in best))
             run.prior = PriorEvidence([p.text for p in evidence.paths], evidence, names)

@@ -18,6 +18,7 @@ from pyoxigraph import NamedNode
 from middleware.text.linking import EntityLinker
 
 MASK = "NE"
+TOPIC_CANDIDATES = 5  # entities per span searched for the known topic
 
 
 def mask(question: str, span: str) -> str:
@@ -31,9 +32,16 @@ def mask(question: str, span: str) -> str:
     return MASK.join(part.lower() for part in text.split(MASK))
 
 
-def topic_spans(linker: EntityLinker, question: str) -> list[tuple[str, NamedNode]]:
-    """The question's linked spans with their entities, longest spans first."""
-    return [(span, entity.iri) for span, entity in linker.spans(question)]
+def topic_spans(
+    linker: EntityLinker, question: str, *, per_span: int = 1
+) -> list[tuple[str, NamedNode]]:
+    """The question's linked spans with up to ``per_span`` entities each, in reading
+    order, a span's best entity first."""
+    return [
+        (span, entity.iri)
+        for span, entities in linker.span_entities(question, per_span=per_span)
+        for entity in entities
+    ]
 
 
 def mask_topic(
@@ -41,7 +49,7 @@ def mask_topic(
 ) -> str:
     """The question with the span that links to ``topic`` masked; failing that, the
     first of ``names`` (the dataset's own name for the topic) found in it."""
-    for span, iri in topic_spans(linker, question):
+    for span, iri in topic_spans(linker, question, per_span=TOPIC_CANDIDATES):
         if iri == topic:
             return mask(question, span)
     for name in names:

@@ -1,21 +1,25 @@
 """The planner: a question's best relation paths from its topic, executed as SPARQL.
 
-1. Link the question's spans; each linked span is a topic candidate, and the question
-   is read with that span masked.
+1. Link the question's spans; each linked span is a topic candidate (learned: with up
+   to ``span_entities`` entities, for short names such as "uk"), and the question is
+   read with that span masked.
 2. **Learned** (a path memory is given): the masked question's nearest learned
    questions vote for their relation paths, weighted by similarity; a path's share of
-   the vote is its support. **Zero-shot** (no memory): the relation paths that exist
+   the vote is its support; a span's path is taken from the best-linked of its
+   entities that has it. **Zero-shot** (no memory): the relation paths that exist
    from the topic are grown hop by hop and ranked by the similarity of their phrase to
    the masked question, plus a per-length prior; support is a softmax over them.
 3. The best paths are walked from their topic (``follow``); those that reach nothing
    are skipped, up to ``max_plans`` that do. Their walks are the evidence; the best
-   plan's support is the confidence.
+   plan's support is the confidence, and its entities are the answers, those that
+   other plans reach too first.
 """
 
 from __future__ import annotations
 
 import math
-from collections import defaultdict
+from collections import Counter, defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -25,11 +29,11 @@ from middleware.config.methods import PlanSettings
 from middleware.kg.base import KnowledgeGraph, Path
 from middleware.kg.walks import RelationPath
 from middleware.planning.candidates import grow
-from middleware.planning.masking import mask
-from middleware.planning.memory import PathMemory
-from middleware.planning.relpaths import describe, from_key, path_key, phrase
+from middleware.planning.masking import mask, topic_spans
+from middleware.planning.memory import MemoryEntry, PathMemory
+from middleware.planning.relpaths import describe, ends, from_key, path_key, phrase
 from middleware.text.embeddings.encoders import Encoder, normalize
-from middleware.text.embeddings.index import VectorIndex
+from middleware.text.embeddings.index import Hit, VectorIndex
 from middleware.text.linking import EntityLinker
 from middleware.text.verbalize import Verbalizer
 
@@ -40,6 +44,10 @@ LENGTH_PRIOR = {1: 0.0, 2: -0.06, 3: -0.12}
 TEMPERATURE = 0.05
 # Learned: a neighbour's vote is its cosine to this power, so near-paraphrases dominate.
 VOTE_POWER = 16.0
+# Learned: paths of the next (WIDEN - 1) x neighbours come after every voted path, to fill
+# the plans left when the nearest neighbours' paths run out (recall, never the top plan).
+WIDEN = 4
+WIDER_SCALE = 1e-3
 
 
 @dataclass(frozen=True)
@@ -85,6 +93,15 @@ class Planning:
     def confidence(self) -> float:
         return self.plans[0].candidate.support if self.plans else 0.0
 
+    def answers(self) -> list[NamedNode]:
+        """The entities the best plan reaches, those that more of the other plans also
+        reach first (agreement between relation paths), then as ``ends`` orders them."""
+        if not self.plans:
+            return []
+        reached = Counter(node for plan in self.plans for node in set(ends(plan.walks)))
+        best = ends(self.plans[0].walks)
+        return sorted(best, key=lambda node: -reached[node])  # stable: ends' order kept
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "mode": self.mode,
@@ -115,6 +132,7 @@ class Planner:
         self.config = config or PlanSettings()
         self.memory = memory if memory is not None and memory.entries else None
         self._index: VectorIndex[int] | None = None
+        self._phrase_vectors: dict[str, Any] = {}  # a relation path's phrase, encoded once
 
     # -- the memory as an index ---------------------------------------------------------
     def index(self) -> VectorIndex[int]:
@@ -131,8 +149,11 @@ class Planner:
 
     # -- planning -----------------------------------------------------------------------
     def plan(self, question: str) -> Planning:
-        spans = [(span, entity.iri) for span, entity in self.linker.spans(question)]
         mode: Mode = "learned" if self.memory is not None else "zero-shot"
+        # Learned votes say which relation a span's entity must have, so several
+        # entities per span can be tried; zero-shot similarity cannot tell them apart.
+        per_span = self.config.span_entities if mode == "learned" else 1
+        spans = topic_spans(self.linker, question, per_span=per_span)
         if not spans:
             return Planning(
                 "none", notes=["no span of the question links to an entity of the graph"]
@@ -175,21 +196,50 @@ class Planner:
         assert self.memory is not None
         entries = list(self.memory.entries.values())
         found: list[Candidate] = []
-        hits_per_span = self.index().search(vectors, k=self.config.neighbours)
-        for (span, topic), hits in zip(spans, hits_per_span, strict=True):
+        k = self.config.neighbours
+        hits_per_span = self.index().search(vectors, k=k * WIDEN)
+        voted: set[tuple[str, str]] = set()  # a span's path, from its best entity only
+        for (span, topic), hits, vector in zip(spans, hits_per_span, vectors, strict=True):
             available = set(self.graph.relation_steps([topic]))  # a path must start here
-            votes: dict[str, float] = defaultdict(float)
-            weights = [max(h.score, 0.0) ** VOTE_POWER for h in hits]
-            total = sum(weights) or 1.0
-            for hit, weight in zip(hits, weights, strict=True):
-                paths = entries[hit.item].paths
-                for mined in paths:
-                    votes[mined.key] += weight / len(paths)
-            for key, vote in votes.items():
-                path = from_key(key)
-                if len(path) <= self.config.max_hops and path[0] in available:
-                    found.append(Candidate(topic, span, path, vote / total))
+            usable = []
+            # the nearest neighbours vote; the wider ring only adds paths after theirs
+            for ring, scale in ((hits[:k], 1.0), (hits[k:], WIDER_SCALE)):
+                found_here = []
+                for key, share in _votes(ring, entries).items():
+                    path = from_key(key)
+                    ok = len(path) <= self.config.max_hops and path[0] in available
+                    if ok and (span, key) not in voted:
+                        voted.add((span, key))
+                        found_here.append(Candidate(topic, span, path, share * scale))
+                usable += self._blend(found_here, vector) if scale == 1.0 else found_here
+            found += usable
         return sorted(found, key=lambda c: (-c.support, len(c.path), -len(c.span)))
+
+    def _blend(self, candidates: list[Candidate], vector: Any) -> list[Candidate]:
+        """A span's voted paths, their support mixed with how well each path's phrase
+        reads like the masked question (``phrase_weight``): neighbours that asked for
+        something else outvote a path the question names ("buried": place of burial)."""
+        weight = self.config.phrase_weight
+        if weight <= 0 or len(candidates) < 2:
+            return candidates
+        keys = [path_key(c.path) for c in candidates]
+        missing = [k for k in dict.fromkeys(keys) if k not in self._phrase_vectors]
+        if missing:
+            texts = [phrase(from_key(k), self.verbalizer) for k in missing]
+            for key, row in zip(missing, normalize(self.encoder.encode(texts)), strict=True):
+                self._phrase_vectors[key] = row
+        query = normalize(vector[None, :])[0]
+        scores = [
+            float(self._phrase_vectors[k] @ query) + LENGTH_PRIOR.get(len(c.path), 0.0)
+            for k, c in zip(keys, candidates, strict=True)
+        ]
+        top = max(scores)
+        shares = [math.exp((s - top) / TEMPERATURE) for s in scores]
+        total = sum(shares)
+        return [
+            Candidate(c.topic, c.span, c.path, (1 - weight) * c.support + weight * share / total)
+            for c, share in zip(candidates, shares, strict=True)
+        ]
 
     def _rank(self, spans: list[tuple[str, NamedNode]], vectors: Any) -> list[Candidate]:
         found: list[Candidate] = []
@@ -231,3 +281,16 @@ class Planner:
                 )
         if planning.considered and not planning.plans:
             planning.notes.append("no planned relation path reaches anything")
+
+
+def _votes(hits: Sequence[Hit[int]], entries: list[MemoryEntry]) -> dict[str, float]:
+    """Each path's share of the vote of ``hits`` (cosine to ``VOTE_POWER``; a
+    neighbour's weight split among its paths)."""
+    votes: dict[str, float] = defaultdict(float)
+    weights = [max(h.score, 0.0) ** VOTE_POWER for h in hits]
+    total = sum(weights) or 1.0
+    for hit, weight in zip(hits, weights, strict=True):
+        paths = entries[hit.item].paths
+        for mined in paths:
+            votes[mined.key] += weight / total / len(paths)
+    return votes

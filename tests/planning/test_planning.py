@@ -11,10 +11,12 @@ from pyoxigraph import NamedNode
 from middleware.config.methods import PlanSettings
 from middleware.errors import ConfigError
 from middleware.kg.backends.local import LocalStore
+from middleware.kg.base import Hop, Triple
+from middleware.kg.base import Path as Path_
 from middleware.planning.learning import Lesson, learn
 from middleware.planning.memory import FILE_NAME, PathMemory, open_memory
 from middleware.planning.mining import mine
-from middleware.planning.planner import Planner
+from middleware.planning.planner import Candidate, Plan, Planner, Planning
 from middleware.planning.relpaths import from_key
 from middleware.testing.graphs import ex, films_path
 from middleware.text.embeddings import HashEncoder
@@ -195,3 +197,114 @@ def test_zero_shot_choose_lets_the_model_reorder_the_plans(store: LocalStore) ->
     assert step.llm_calls == 1 and step.parsed.startswith("Titanic: ")
     garbled = Plan(ScriptedLLM(default="%%%"), store, encoder=HashEncoder(), config=config)
     assert any("picked no plan" in w for w in garbled.run("Who directed Titanic?").warnings)
+
+
+def test_a_learned_plan_may_take_a_spans_second_entity(tmp_path: Path) -> None:
+    """ "nolan" names a film exactly and Christopher Nolan by a short form: the learned
+    path (films directed by NE) exists only from the person, so the person is planned."""
+    store = LocalStore(tmp_path / "films", profile="generic")
+    extra = tmp_path / "extra.ttl"
+    extra.write_text(
+        '<http://example.org/film/NolanFilm> <http://www.w3.org/2000/01/rdf-schema#label> "Nolan" .\n'
+        "<http://example.org/film/NolanFilm> <http://example.org/film/starring> "
+        "<http://example.org/film/Winslet> .\n",
+        encoding="utf-8",
+    )
+    store.load([films_path(), extra])
+    memory = PathMemory.new(store, "hash")
+    lesson = Lesson(
+        "films/dev/9",
+        "Which films did Sam Mendes direct?",
+        (ex("Mendes"),),
+        (ex("RevolutionaryRoad"),),
+    )
+    learn(
+        store,
+        memory,
+        [lesson],
+        path=store.path / FILE_NAME,
+        linker=EntityLinker(store),
+        encoder=HashEncoder(),
+        progress=False,
+    )  # type: ignore[operator]
+    linked = EntityLinker(store).span_entities("which films did nolan direct?", per_span=3)
+    assert [[e.label for e in es] for _, es in linked] == [["Nolan", "Christopher Nolan"]]
+    planning = planner(store, memory).plan("which films did nolan direct?")
+    assert planning.plans and planning.plans[0].candidate.topic == ex("Nolan")
+    assert {w.nodes[-1] for w in planning.plans[0].walks} == {ex("Inception"), ex("Quoted")}
+    # zero-shot cannot tell the two apart by the path, so it keeps the best-linked one
+    zero_shot = planner(store, None).plan("which films did nolan direct?")
+    assert {p.candidate.topic for p in zero_shot.plans} == {ex("NolanFilm")}
+
+
+def _walk(topic: NamedNode, relation: str, end: NamedNode) -> Path_:
+    return Path_((Hop(Triple(topic, ex(relation), end)),))
+
+
+def test_answers_put_what_other_plans_also_reach_first() -> None:
+    topic = ex("Country")
+    plans = [
+        Plan(
+            Candidate(topic, "x", ((ex(rel), True),), support),
+            [_walk(topic, rel, ex(end)) for end in ends_],
+            rel,
+        )
+        for rel, support, ends_ in [
+            ("speaks", 0.6, ["A", "B", "C"]),
+            ("officialLanguage", 0.3, ["C"]),
+            ("spokenIn", 0.1, ["C", "B"]),
+        ]
+    ]
+    planning = Planning("learned", plans=plans)
+    assert planning.answers() == [ex("C"), ex("B"), ex("A")]  # the best plan's, agreed first
+    assert Planning("none").answers() == []
+
+
+def test_the_phrase_weight_lets_the_question_outvote_the_neighbours(store: LocalStore) -> None:
+    """The nearest learned question voted for directedBy, but this question says
+    "starring": with the phrase weight the path whose phrase reads like the question
+    comes first; without it the vote decides."""
+    memory = PathMemory.new(store, "hash")
+    learn(
+        store,
+        memory,
+        [
+            Lesson(
+                "films/dev/1", "Who is in the film Inception?", (ex("Inception"),), (ex("Nolan"),)
+            ),
+            Lesson("films/dev/2", "Who was starring in Avatar?", (ex("Avatar"),), (ex("Saldana"),)),
+        ],
+        path=store.path / FILE_NAME,
+        linker=EntityLinker(store),
+        encoder=HashEncoder(),
+        progress=False,
+    )  # type: ignore[operator]
+    question = "Who is starring in the film Titanic?"
+    first = {
+        weight: planner(store, memory, phrase_weight=weight).plan(question).plans[0]
+        for weight in (0.0, 1.0)
+    }
+    assert first[0.0].candidate.path == ((ex("directedBy"), True),)
+    assert first[1.0].candidate.path == ((ex("starring"), True),)
+
+
+def test_a_wider_ring_of_neighbours_fills_the_plans_after_the_vote(store: LocalStore) -> None:
+    """With one voting neighbour, the next neighbours' paths still fill the plans left,
+    after every voted path, so they add evidence but never decide the answer."""
+    memory = PathMemory.new(store, "hash")
+    learn(
+        store,
+        memory,
+        [
+            Lesson("films/dev/1", "Who directed Inception?", (ex("Inception"),), (ex("Nolan"),)),
+            Lesson("films/dev/2", "Who starred in Avatar?", (ex("Avatar"),), (ex("Saldana"),)),
+        ],
+        path=store.path / FILE_NAME,
+        linker=EntityLinker(store),
+        encoder=HashEncoder(),
+        progress=False,
+    )  # type: ignore[operator]
+    planning = planner(store, memory, neighbours=1, max_plans=3).plan("Who directed Titanic?")
+    paths = [p.candidate.path for p in planning.plans if not p.backup]
+    assert paths[:2] == [((ex("directedBy"), True),), ((ex("starring"), True),)]
+    assert planning.plans[1].candidate.support < 0.01 < planning.plans[0].candidate.support

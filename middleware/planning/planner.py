@@ -58,6 +58,7 @@ class Candidate:
     span: str
     path: RelationPath
     support: float
+    wide: bool = False  # from the wider ring of neighbours: walked after the backup plan
 
 
 @dataclass(frozen=True)
@@ -167,9 +168,12 @@ class Planner:
         planning = Planning(mode, considered=candidates)
         if not candidates:
             planning.notes.append(f"no {mode} relation path from the question's entities")
-        self._execute(planning)
+        self._execute(planning, [c for c in candidates if not c.wide])
         if mode == "learned" and planning.confidence < self.config.backup_below:
             self._backup(planning, spans, vectors)
+        self._execute(planning, [c for c in candidates if c.wide])
+        if candidates and not planning.plans:
+            planning.notes.append("no planned relation path reaches anything")
         return planning
 
     def _backup(self, planning: Planning, spans: list[tuple[str, NamedNode]], vectors: Any) -> None:
@@ -210,7 +214,8 @@ class Planner:
                     ok = len(path) <= self.config.max_hops and path[0] in available
                     if ok and (span, key) not in voted:
                         voted.add((span, key))
-                        found_here.append(Candidate(topic, span, path, share * scale))
+                        wide = scale != 1.0
+                        found_here.append(Candidate(topic, span, path, share * scale, wide))
                 usable += self._blend(found_here, vector) if scale == 1.0 else found_here
             found += usable
         return sorted(found, key=lambda c: (-c.support, len(c.path), -len(c.span)))
@@ -266,8 +271,9 @@ class Planner:
             ]
         return sorted(found, key=lambda c: (-c.support, len(c.path), -len(c.span)))
 
-    def _execute(self, planning: Planning) -> None:
-        for tried, candidate in enumerate(planning.considered):
+    def _execute(self, planning: Planning, candidates: list[Candidate]) -> None:
+        """Walk ``candidates`` in order until ``max_plans`` plans reached something."""
+        for tried, candidate in enumerate(candidates):
             if len(planning.plans) >= self.config.max_plans or tried >= 4 * self.config.max_plans:
                 break
             walks = self.graph.follow(candidate.topic, candidate.path, limit=self.config.max_walks)
@@ -279,8 +285,6 @@ class Planner:
                     f"{describe(candidate.path, self.verbalizer)} reaches nothing from "
                     f"{candidate.span!r}"
                 )
-        if planning.considered and not planning.plans:
-            planning.notes.append("no planned relation path reaches anything")
 
 
 def _votes(hits: Sequence[Hit[int]], entries: list[MemoryEntry]) -> dict[str, float]:

@@ -308,3 +308,33 @@ def test_a_wider_ring_of_neighbours_fills_the_plans_after_the_vote(store: LocalS
     paths = [p.candidate.path for p in planning.plans if not p.backup]
     assert paths[:2] == [((ex("directedBy"), True),), ((ex("starring"), True),)]
     assert planning.plans[1].candidate.support < 0.01 < planning.plans[0].candidate.support
+
+
+def test_the_wider_ring_comes_after_the_zero_shot_backup(
+    store: LocalStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An unsure vote is followed by the zero-shot backup plan; paths of the wider ring
+    only fill what is left after it (a transfer memory's 1-hop paths must not push a
+    3-hop backup out)."""
+    memory = PathMemory.new(store, "hash")
+    learn(
+        store,
+        memory,
+        lessons()[:1],
+        path=store.path / FILE_NAME,
+        linker=EntityLinker(store),
+        encoder=HashEncoder(),
+        progress=False,
+    )  # type: ignore[operator]
+    plans = planner(store, memory, max_plans=5, backup_below=0.5)
+    titanic = ex("Titanic")
+    voted = Candidate(titanic, "Titanic", ((ex("directedBy"), True),), 0.3)
+    wide = Candidate(titanic, "Titanic", ((ex("starring"), True),), 0.0003, wide=True)
+    backup = Candidate(titanic, "Titanic", SAME_DIRECTOR, 0.9)
+    monkeypatch.setattr(plans, "_vote", lambda spans, vectors: [voted, wide])
+    monkeypatch.setattr(plans, "_rank", lambda spans, vectors: [backup])
+    planning = plans.plan("Which film shares a director with Titanic?")
+    kinds = [
+        "backup" if p.backup else "wide" if p.candidate.wide else "voted" for p in planning.plans
+    ]
+    assert kinds == ["voted", "backup", "wide"]

@@ -170,7 +170,9 @@ class Planner:
             planning.notes.append(f"no {mode} relation path from the question's entities")
         self._execute(planning, [c for c in candidates if not c.wide])
         if mode == "learned" and planning.confidence < self.config.backup_below:
-            self._backup(planning, spans, vectors)
+            # zero-shot growth is the costly part: the best entity of each span only
+            best = [i for i, (span, _) in enumerate(spans) if i == 0 or spans[i - 1][0] != span]
+            self._backup(planning, [spans[i] for i in best], vectors[best])
         self._execute(planning, [c for c in candidates if c.wide])
         if candidates and not planning.plans:
             planning.notes.append("no planned relation path reaches anything")

@@ -170,8 +170,12 @@ class Planner:
             planning.notes.append(f"no {mode} relation path from the question's entities")
         self._execute(planning, [c for c in candidates if not c.wide])
         if mode == "learned" and planning.confidence < self.config.backup_below:
-            # zero-shot growth is the costly part: the best entity of each span only
-            best = [i for i, (span, _) in enumerate(spans) if i == 0 or spans[i - 1][0] != span]
+            # zero-shot growth is the costly part: from the topics the vote liked best,
+            # else from the best entity of each span
+            liked = {(c.span, c.topic) for c in candidates[: self.config.max_plans]}
+            best = [i for i, pair in enumerate(spans) if pair in liked]
+            if not best:
+                best = [i for i, (span, _) in enumerate(spans) if i == 0 or spans[i - 1][0] != span]
             self._backup(planning, [spans[i] for i in best], vectors[best])
         self._execute(planning, [c for c in candidates if c.wide])
         if candidates and not planning.plans:

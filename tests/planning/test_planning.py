@@ -338,3 +338,32 @@ def test_the_wider_ring_comes_after_the_zero_shot_backup(
         "backup" if p.backup else "wide" if p.candidate.wide else "voted" for p in planning.plans
     ]
     assert kinds == ["voted", "backup", "wide"]
+
+
+def test_the_backup_grows_paths_only_from_the_topics_the_vote_liked(
+    store: LocalStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Growing zero-shot paths is the costly part of planning; of the question's linked
+    spans, the backup grows from those whose entity the vote's best paths start at."""
+    memory = PathMemory.new(store, "hash")
+    learn(
+        store,
+        memory,
+        lessons()[:1],
+        path=store.path / FILE_NAME,
+        linker=EntityLinker(store),
+        encoder=HashEncoder(),
+        progress=False,
+    )  # type: ignore[operator]
+    plans = planner(store, memory, max_plans=3, backup_below=0.5)
+    unsure = Candidate(ex("Titanic"), "Titanic", ((ex("directedBy"), True),), 0.3)
+    grown: list[list[str]] = []
+
+    def rank(spans: list[tuple[str, NamedNode]], vectors: object) -> list[Candidate]:
+        grown.append([span for span, _ in spans])
+        return []
+
+    monkeypatch.setattr(plans, "_vote", lambda spans, vectors: [unsure])
+    monkeypatch.setattr(plans, "_rank", rank)
+    plans.plan("Did Kate Winslet star in Titanic?")
+    assert grown == [["Titanic"]]

@@ -58,6 +58,21 @@ def planner(store: LocalStore, memory: PathMemory | None, **config: object) -> P
     )
 
 
+def learned(store: LocalStore, taught: list[Lesson]) -> PathMemory:
+    """A memory learned from ``taught`` with the hash encoder, saved in the store."""
+    memory = PathMemory.new(store, "hash")
+    learn(
+        store,
+        memory,
+        taught,
+        path=store.path / FILE_NAME,
+        linker=EntityLinker(store),
+        encoder=HashEncoder(),
+        progress=False,
+    )  # type: ignore[operator]
+    return memory
+
+
 def test_mining_keeps_the_path_that_reaches_the_answers(store: LocalStore) -> None:
     best = mine(store, [ex("Titanic")], [ex("Avatar")])
     assert [from_key(m.key) for m in best] == [SAME_DIRECTOR]
@@ -130,16 +145,7 @@ def test_loading_the_store_again_makes_the_memory_stale(store: LocalStore, tmp_p
 
 
 def test_a_learned_memory_plans_a_new_question(store: LocalStore) -> None:
-    memory = PathMemory.new(store, "hash")
-    learn(
-        store,
-        memory,
-        lessons(),
-        path=store.path / FILE_NAME,
-        linker=EntityLinker(store),
-        encoder=HashEncoder(),
-        progress=False,
-    )  # type: ignore[operator]
+    memory = learned(store, lessons())
     planning = planner(store, memory).plan("Which film shares a director with Avatar?")
     assert planning.mode == "learned" and planning.plans
     best = planning.plans[0]
@@ -264,21 +270,15 @@ def test_the_phrase_weight_lets_the_question_outvote_the_neighbours(store: Local
     """The nearest learned question voted for directedBy, but this question says
     "starring": with the phrase weight the path whose phrase reads like the question
     comes first; without it the vote decides."""
-    memory = PathMemory.new(store, "hash")
-    learn(
+    memory = learned(
         store,
-        memory,
         [
             Lesson(
                 "films/dev/1", "Who is in the film Inception?", (ex("Inception"),), (ex("Nolan"),)
             ),
             Lesson("films/dev/2", "Who was starring in Avatar?", (ex("Avatar"),), (ex("Saldana"),)),
         ],
-        path=store.path / FILE_NAME,
-        linker=EntityLinker(store),
-        encoder=HashEncoder(),
-        progress=False,
-    )  # type: ignore[operator]
+    )
     question = "Who is starring in the film Titanic?"
     first = {
         weight: planner(store, memory, phrase_weight=weight).plan(question).plans[0]
@@ -291,19 +291,13 @@ def test_the_phrase_weight_lets_the_question_outvote_the_neighbours(store: Local
 def test_a_wider_ring_of_neighbours_fills_the_plans_after_the_vote(store: LocalStore) -> None:
     """With one voting neighbour, the next neighbours' paths still fill the plans left,
     after every voted path, so they add evidence but never decide the answer."""
-    memory = PathMemory.new(store, "hash")
-    learn(
+    memory = learned(
         store,
-        memory,
         [
             Lesson("films/dev/1", "Who directed Inception?", (ex("Inception"),), (ex("Nolan"),)),
             Lesson("films/dev/2", "Who starred in Avatar?", (ex("Avatar"),), (ex("Saldana"),)),
         ],
-        path=store.path / FILE_NAME,
-        linker=EntityLinker(store),
-        encoder=HashEncoder(),
-        progress=False,
-    )  # type: ignore[operator]
+    )
     planning = planner(store, memory, neighbours=1, max_plans=3).plan("Who directed Titanic?")
     paths = [p.candidate.path for p in planning.plans if not p.backup]
     assert paths[:2] == [((ex("directedBy"), True),), ((ex("starring"), True),)]
@@ -316,16 +310,7 @@ def test_the_wider_ring_comes_after_the_zero_shot_backup(
     """An unsure vote is followed by the zero-shot backup plan; paths of the wider ring
     only fill what is left after it (a transfer memory's 1-hop paths must not push a
     3-hop backup out)."""
-    memory = PathMemory.new(store, "hash")
-    learn(
-        store,
-        memory,
-        lessons()[:1],
-        path=store.path / FILE_NAME,
-        linker=EntityLinker(store),
-        encoder=HashEncoder(),
-        progress=False,
-    )  # type: ignore[operator]
+    memory = learned(store, lessons()[:1])
     plans = planner(store, memory, max_plans=5, backup_below=0.5)
     titanic = ex("Titanic")
     voted = Candidate(titanic, "Titanic", ((ex("directedBy"), True),), 0.3)
@@ -345,16 +330,7 @@ def test_the_backup_grows_paths_only_from_the_topics_the_vote_liked(
 ) -> None:
     """Growing zero-shot paths is the costly part of planning; of the question's linked
     spans, the backup grows from those whose entity the vote's best paths start at."""
-    memory = PathMemory.new(store, "hash")
-    learn(
-        store,
-        memory,
-        lessons()[:1],
-        path=store.path / FILE_NAME,
-        linker=EntityLinker(store),
-        encoder=HashEncoder(),
-        progress=False,
-    )  # type: ignore[operator]
+    memory = learned(store, lessons()[:1])
     plans = planner(store, memory, max_plans=3, backup_below=0.5)
     unsure = Candidate(ex("Titanic"), "Titanic", ((ex("directedBy"), True),), 0.3)
     grown: list[list[str]] = []

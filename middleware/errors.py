@@ -111,6 +111,12 @@ class EndpointError(MiddlewareError):
     code = "endpoint_error"
 
 
+class QueryRejected(EndpointError):
+    """An endpoint refused a query as malformed (a caller's query: a 400; ours: a 502)."""
+
+    code = "query_rejected"
+
+
 class EndpointTimeout(EndpointError):
     """A query ran past its timeout (endpoint or local store)."""
 

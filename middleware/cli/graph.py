@@ -24,6 +24,7 @@ from middleware.cli.support import (
 )
 from middleware.errors import BadRequest, NotFound
 from middleware.kg.backends.local import LocalStore
+from middleware.kg.open import query_policy
 from middleware.kg.recipes import RECIPES, recipe
 from middleware.serialize.graph_json import (
     entity_json,
@@ -116,8 +117,8 @@ def query(
             sparql = Path(sparql[1:]).read_text(encoding="utf-8")
         except OSError as err:
             raise BadRequest(f"cannot read query file {sparql[1:]}: {err.strerror}") from err
-    _, graph = graph_for(ctx, source)
-    result = graph.query(sparql)
+    settings, graph = graph_for(ctx, source)
+    result = graph.query(sparql, policy=query_policy(settings))
     if source.as_json:
         echo_json(result_json(result))
     elif result.kind == "ask":

@@ -227,8 +227,25 @@ class ServerSettings:
     )
     sparql_service_allowlist: str | None = setting(
         None,
-        "Comma-separated endpoint IRIs a /sparql query may call with SERVICE; unset refuses "
-        "every SERVICE clause.",
+        "Comma-separated endpoint IRIs a caller's query (/sparql, `kgmw query`) may call "
+        "with SERVICE; unset refuses every SERVICE clause.",
+    )
+    sparql_max_query_chars: int = setting(
+        100_000, "Longest caller SPARQL query, in characters (413 past it).", minimum=10
+    )
+    sparql_max_depth: int = setting(
+        64,
+        "Deepest nesting of brackets in a caller's query ({ ( [): deep nesting crashes "
+        "query engines.",
+        minimum=2,
+        maximum=1000,
+    )
+    sparql_max_terms: int = setting(
+        1_000,
+        "Most operators, separators and pattern keywords (UNION, OPTIONAL, ...) in a "
+        "caller's query.",
+        minimum=10,
+        maximum=100_000,
     )
 
 

@@ -16,6 +16,7 @@ from typing import Protocol, runtime_checkable
 from pyoxigraph import NamedNode
 
 from middleware.kg.profiles import Profile
+from middleware.kg.sparql_guard import QueryPolicy
 from middleware.kg.terms import Node, Term, term_key
 
 Direction = TypingLiteral["out", "in", "both"]
@@ -137,7 +138,12 @@ class KnowledgeGraph(Protocol):
         ...
 
     def query(
-        self, sparql: str, *, timeout: float | None = None, max_rows: int | None = None
+        self,
+        sparql: str,
+        *,
+        timeout: float | None = None,
+        max_rows: int | None = None,
+        policy: QueryPolicy | None = None,
     ) -> QueryResult: ...
 
     def neighbors(

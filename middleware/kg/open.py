@@ -8,6 +8,7 @@ from middleware.kg.backends.endpoint import SparqlEndpoint
 from middleware.kg.backends.local import LocalStore
 from middleware.kg.operations import GraphOperations
 from middleware.kg.sample import sample_store
+from middleware.kg.sparql_guard import QueryLimits, QueryPolicy
 
 
 def open_graph(settings: Settings, *, read_only: bool = True) -> GraphOperations:
@@ -41,3 +42,16 @@ def open_graph(settings: Settings, *, read_only: bool = True) -> GraphOperations
     graph.paths_limit = settings.paths_limit
     graph.default_max_hops = settings.max_hops
     return graph
+
+
+def query_policy(settings: Settings) -> QueryPolicy:
+    """What a caller's SPARQL may do under ``settings``: the limits and the allowlist."""
+    allowed = [p.strip() for p in (settings.sparql_service_allowlist or "").split(",")]
+    return QueryPolicy(
+        QueryLimits(
+            max_chars=settings.sparql_max_query_chars,
+            max_depth=settings.sparql_max_depth,
+            max_terms=settings.sparql_max_terms,
+        ),
+        tuple(p for p in allowed if p),
+    )

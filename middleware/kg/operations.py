@@ -16,7 +16,7 @@ from collections.abc import Iterable, Sequence
 
 from pyoxigraph import Literal, NamedNode
 
-from middleware.errors import BadRequest, NotFound
+from middleware.errors import BadRequest, NotFound, QueryRejected
 from middleware.kg.base import (
     MAX_LIMIT,
     Capabilities,
@@ -29,7 +29,7 @@ from middleware.kg.base import (
 )
 from middleware.kg.lookups import NOTHING, LabelLookups
 from middleware.kg.profiles import Profile
-from middleware.kg.readonly import check_read_only
+from middleware.kg.sparql_guard import QueryPolicy, guard_query
 from middleware.kg.terms import Node, Term, to_iri
 from middleware.kg.walks import RelationWalks
 
@@ -77,11 +77,21 @@ class GraphOperations(LabelLookups, RelationWalks, ABC):
         rows or triples (``truncated`` set when more were there)."""
 
     def query(
-        self, sparql: str, *, timeout: float | None = None, max_rows: int | None = None
+        self,
+        sparql: str,
+        *,
+        timeout: float | None = None,
+        max_rows: int | None = None,
+        policy: QueryPolicy | None = None,
     ) -> QueryResult:
-        """Run a user's SPARQL query after checking that it is read-only."""
-        check_read_only(sparql)
-        return self._run(sparql, timeout, max_rows)
+        """Run a caller's SPARQL query: checked by ``guard_query`` under ``policy`` (read
+        only, within limits, no SERVICE off its allowlist), then the checked canonical
+        text runs, never the caller's own."""
+        guarded = guard_query(sparql, policy)
+        try:
+            return self._run(guarded.text, timeout, max_rows)
+        except QueryRejected as err:
+            raise BadRequest(f"not a valid SPARQL query: {err.message}") from err
 
     def _run(
         self, sparql: str, timeout: float | None = None, max_rows: int | None = None

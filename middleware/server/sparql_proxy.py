@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from flask import Blueprint, Response, request
 
-from middleware.errors import BadRequest, PayloadTooLarge, ReadOnlyViolation
-from middleware.kg.readonly import MAX_QUERY_CHARS, QueryInfo, inspect_query
+from middleware.errors import BadRequest, ReadOnlyViolation
+from middleware.kg.open import query_policy
 from middleware.serialize.sparql_results import ALIASES, formats_for, write_result
 from middleware.server.context import metrics, state
 
@@ -23,15 +23,15 @@ blueprint = Blueprint("sparql", __name__)
 def sparql() -> Response:
     """Run a read-only query on ``?source=`` (default source when absent)."""
     text = _query_text()
-    if len(text) > MAX_QUERY_CHARS:
-        raise PayloadTooLarge(f"the query has {len(text)} characters, more than {MAX_QUERY_CHARS}")
-    info = inspect_query(text)
-    check_services(info, allowed_services())
     source = request.args.get("source") or request.form.get("source") or None
     app_state = state()
     graph = app_state.graph(source)
+    settings = app_state.settings
     result = graph.query(
-        text, timeout=app_state.settings.timeout, max_rows=app_state.settings.sparql_max_rows
+        text,
+        timeout=settings.timeout,
+        max_rows=settings.sparql_max_rows,
+        policy=query_policy(settings),
     )
     metrics().count_proxy_query(graph.name)
     fmt = _negotiate(result.kind)
@@ -41,33 +41,6 @@ def sparql() -> Response:
     if result.truncated:
         response.headers["X-Kgmw-Truncated"] = f"cut at {app_state.settings.sparql_max_rows} rows"
     return response
-
-
-def allowed_services() -> list[str]:
-    setting = state().settings.sparql_service_allowlist
-    return [part.strip() for part in (setting or "").split(",") if part.strip()]
-
-
-def check_services(info: QueryInfo, allowed: list[str]) -> None:
-    """Refuse a query that calls an endpoint off the allowlist (or one named by a variable).
-
-    >>> check_services(QueryInfo("select", ("http://169.254.169.254/",)), [])
-    Traceback (most recent call last):
-    ...
-    middleware.errors.BadRequest: SERVICE <http://169.254.169.254/> is not allowed here (federated queries may only call: no endpoint (set sparql_service_allowlist))
-    """
-    listed = ", ".join(allowed) if allowed else "no endpoint (set sparql_service_allowlist)"
-    for iri in info.services:
-        if iri is None:
-            raise BadRequest(
-                "SERVICE with a variable endpoint is not allowed here",
-                hint="name the endpoint IRI in the query",
-            )
-        if iri not in allowed:
-            raise BadRequest(
-                f"SERVICE <{iri}> is not allowed here",
-                hint=f"federated queries may only call: {listed}",
-            )
 
 
 def _query_text() -> str:

@@ -12,7 +12,7 @@ from typing import ClassVar
 
 import pytest
 
-from middleware.errors import EndpointError, EndpointTimeout, ReadOnlyViolation
+from middleware.errors import BadRequest, EndpointError, EndpointTimeout, ReadOnlyViolation
 from middleware.kg.backends.endpoint import SparqlEndpoint
 
 GOOD = b'{"head":{"vars":["x"]},"results":{"bindings":[{"x":{"type":"uri","value":"http://e.org/a"}}]}}'
@@ -145,9 +145,10 @@ def test_503_retried(faulty: str) -> None:
 
 
 def test_400_is_not_retried(faulty: str) -> None:
+    """A caller's query the endpoint calls malformed is the caller's 400, not retried."""
     before = Faulty.hits["400"]
     ep, waits = endpoint(faulty, "400")
-    with pytest.raises(EndpointError, match="rejected the query"):
+    with pytest.raises(BadRequest, match="rejected the query"):
         run_bounded(ep)
     assert Faulty.hits["400"] == before + 1 and waits == []
 

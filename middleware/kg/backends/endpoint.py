@@ -27,7 +27,13 @@ from SPARQLWrapper.SPARQLExceptions import (
     URITooLong,
 )
 
-from middleware.errors import BadRequest, EndpointError, EndpointTimeout, ReadOnlyViolation
+from middleware.errors import (
+    BadRequest,
+    EndpointError,
+    EndpointTimeout,
+    QueryRejected,
+    ReadOnlyViolation,
+)
 from middleware.kg.base import QueryResult, cap_result
 from middleware.kg.operations import GraphOperations
 from middleware.kg.profiles import Profile, load_profile
@@ -154,7 +160,7 @@ class SparqlEndpoint(GraphOperations):
         except EndPointInternalError as err:
             raise self._retry(f"HTTP 500: {_short(err)}") from None
         except (QueryBadFormed, URITooLong) as err:
-            raise EndpointError(
+            raise QueryRejected(
                 f"endpoint {self.url} rejected the query: {_short(err)}", endpoint=self.url
             ) from err
         except (EndPointNotFound, Unauthorized) as err:

@@ -183,13 +183,17 @@ class LocalStore(GraphOperations):
 
     # -- queries ----------------------------------------------------------------------
     def _execute(self, sparql: str, timeout: float, max_rows: int | None = None) -> QueryResult:
-        deadline = time.monotonic() + timeout
         try:
-            result = self._store.query(sparql)
+            return self._evaluate(sparql, timeout, max_rows)
         except SyntaxError as err:
-            raise BadRequest(f"SPARQL syntax error: {err}") from err
+            raise BadRequest(f"not a valid SPARQL query: {err}") from err
         except OSError as err:  # a SERVICE call or the storage failed: not the caller's fault
             raise EndpointError(f"local store {self.name!r}: query failed: {err}") from err
+
+    def _evaluate(self, sparql: str, timeout: float, max_rows: int | None) -> QueryResult:
+        """Results are computed lazily: errors surface while iterating, caught above."""
+        deadline = time.monotonic() + timeout
+        result = self._store.query(sparql)
         if isinstance(result, ox.QueryBoolean):
             return QueryResult("ask", boolean=bool(result))
         if isinstance(result, ox.QuerySolutions):

@@ -1,0 +1,34 @@
+"""The /sparql proxy as a security boundary: smuggling, crashers and protocol details."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import httpx
+from flask import Flask
+
+from middleware.kg.backends.local import LocalStore
+from middleware.server import create_app
+from tests.kg.test_sparql_guard import CRASHERS, Listener, listener, settle, shapes
+from tests.server.conftest import LiveServer, settings
+
+__all__ = ["listener"]  # the fixture, shared with the store-level tests
+
+
+def test_no_smuggled_service_reaches_the_network_from_the_service(
+    serve: Callable[[Flask], LiveServer], sample_graph: LocalStore, listener: Listener
+) -> None:
+    server = serve(create_app(settings(), graphs={"sample": sample_graph}))
+    for query in shapes(listener):
+        response = httpx.post(f"{server.url}/sparql", data={"query": query}, timeout=30)
+        assert response.status_code in (200, 400), (query, response.text)
+    assert settle(listener) == 0
+
+
+def test_crashers_get_a_400_and_the_service_stays_up(scripted_server: LiveServer) -> None:
+    url = f"{scripted_server.url}/sparql"
+    for name, query in CRASHERS.items():
+        response = httpx.post(url, data={"query": query}, timeout=30)
+        assert response.status_code in (400, 413), (name, response.text)
+        assert "sparql_max_" in response.json()["hint"], name
+    assert httpx.get(url, params={"query": "ASK {}"}).status_code == 200

@@ -79,6 +79,20 @@ class PayloadTooLarge(BadRequest):
     code = "payload_too_large"
 
 
+class NotAcceptable(BadRequest):
+    """No result format the request's ``Accept`` header allows."""
+
+    status = 406
+    code = "not_acceptable"
+
+
+class UnsupportedMediaType(BadRequest):
+    """A request body in a media type or character set the service does not read."""
+
+    status = 415
+    code = "unsupported_media_type"
+
+
 class RateLimited(MiddlewareError):
     """A caller sent more requests than its rate limit; ``retry_after`` says when to retry."""
 

@@ -247,6 +247,11 @@ class ServerSettings:
         minimum=10,
         maximum=100_000,
     )
+    sparql_base_iri: str | None = setting(
+        None,
+        "Base IRI for relative IRIs in /sparql queries (a BASE in the query wins); unset: "
+        "the /sparql URL the request came to.",
+    )
 
 
 AREAS: tuple[tuple[str, type], ...] = (

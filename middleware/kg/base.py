@@ -16,7 +16,7 @@ from typing import Protocol, runtime_checkable
 from pyoxigraph import NamedNode
 
 from middleware.kg.profiles import Profile
-from middleware.kg.sparql_guard import QueryPolicy
+from middleware.kg.sparql_guard import QueryDataset, QueryPolicy
 from middleware.kg.terms import Node, Term, term_key
 
 Direction = TypingLiteral["out", "in", "both"]
@@ -144,6 +144,8 @@ class KnowledgeGraph(Protocol):
         timeout: float | None = None,
         max_rows: int | None = None,
         policy: QueryPolicy | None = None,
+        dataset: QueryDataset | None = None,
+        base_iri: str | None = None,
     ) -> QueryResult: ...
 
     def neighbors(

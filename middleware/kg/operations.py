@@ -29,7 +29,7 @@ from middleware.kg.base import (
 )
 from middleware.kg.lookups import NOTHING, LabelLookups
 from middleware.kg.profiles import Profile
-from middleware.kg.sparql_guard import QueryPolicy, guard_query
+from middleware.kg.sparql_guard import QueryDataset, QueryPolicy, guard_query, with_base
 from middleware.kg.terms import Node, Term, to_iri
 from middleware.kg.walks import RelationWalks
 
@@ -72,9 +72,16 @@ class GraphOperations(LabelLookups, RelationWalks, ABC):
 
     # -- transport ---------------------------------------------------------------------
     @abstractmethod
-    def _execute(self, sparql: str, timeout: float, max_rows: int | None = None) -> QueryResult:
+    def _execute(
+        self,
+        sparql: str,
+        timeout: float,
+        max_rows: int | None = None,
+        dataset: QueryDataset | None = None,
+    ) -> QueryResult:
         """Run one read-only query and return its parsed result, at most ``max_rows``
-        rows or triples (``truncated`` set when more were there)."""
+        rows or triples (``truncated`` set when more were there), over ``dataset``
+        when one is given."""
 
     def query(
         self,
@@ -83,23 +90,33 @@ class GraphOperations(LabelLookups, RelationWalks, ABC):
         timeout: float | None = None,
         max_rows: int | None = None,
         policy: QueryPolicy | None = None,
+        dataset: QueryDataset | None = None,
+        base_iri: str | None = None,
     ) -> QueryResult:
         """Run a caller's SPARQL query: checked by ``guard_query`` under ``policy`` (read
         only, within limits, no SERVICE off its allowlist), then the checked canonical
-        text runs, never the caller's own."""
-        guarded = guard_query(sparql, policy)
+        text runs, never the caller's own. ``dataset`` and ``base_iri`` are what the
+        SPARQL Protocol lets a request name besides the query."""
+        guarded = guard_query(with_base(sparql, base_iri), policy)
+        if dataset:
+            dataset.check()
         try:
-            return self._run(guarded.text, timeout, max_rows)
+            return self._run(guarded.text, timeout, max_rows, dataset or None)
         except QueryRejected as err:
             raise BadRequest(f"not a valid SPARQL query: {err.message}") from err
 
     def _run(
-        self, sparql: str, timeout: float | None = None, max_rows: int | None = None
+        self,
+        sparql: str,
+        timeout: float | None = None,
+        max_rows: int | None = None,
+        dataset: QueryDataset | None = None,
     ) -> QueryResult:
         with self._count_lock:
             self.query_count += 1
         self._per_thread.count = self.thread_query_count + 1
-        return self._execute(sparql, self.default_timeout if timeout is None else timeout, max_rows)
+        timeout = self.default_timeout if timeout is None else timeout
+        return self._execute(sparql, timeout, max_rows, dataset)
 
     def _select(self, template: str, **bindings: object) -> list[dict[str, Term]]:
         return self._run(self.templates.render(template, **bindings)).rows

@@ -17,13 +17,13 @@ another. Nothing here takes a lock; a 100 kB query is checked in milliseconds.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 from urllib.parse import urljoin
 
 from middleware.errors import BadRequest, PayloadTooLarge, ReadOnlyViolation
+from middleware.kg.sparql_lexer import IRIREF, Token, canonical, expand_escapes, tokenize
 
 QueryKind = Literal["select", "ask", "construct", "describe"]
 _KINDS: dict[str, QueryKind] = {
@@ -37,24 +37,7 @@ _UPDATES = {"INSERT", "DELETE", "LOAD", "CLEAR", "DROP", "CREATE", "ADD", "MOVE"
 _STRUCTURAL = {"OPTIONAL", "UNION", "MINUS", "FILTER", "BIND", "VALUES", "GRAPH", "EXISTS"}
 _OPENERS, _CLOSERS = "{([", "})]"
 
-_ESCAPE = re.compile(r"\\u([0-9A-Fa-f]{4})|\\U([0-9A-Fa-f]{8})")
-_IRIREF = re.compile(r"<[^<>\"{}|^`\\\x00-\x20]*>")
-_BASE_CHARS = (
-    "A-Za-z\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u02ff\u0370-\u037d\u037f-\u1fff\u200c-\u200d"
-    "\u2070-\u218f\u2c00-\u2fef\u3001-\ud7ff\uf900-\ufdcf\ufdf0-\ufffd\U00010000-\U000effff"
-)
-_NAME_CHARS = _BASE_CHARS + "_0-9\u00b7\u0300-\u036f\u203f-\u2040-"
-_NAME_START = re.compile(f"[{_BASE_CHARS}_:]")
-_PREFIX_PART = re.compile(f"[{_NAME_CHARS}]*")
-_LOCAL_PART = re.compile(f"(?:[{_NAME_CHARS}.:]|%[0-9A-Fa-f]{{2}}|\\\\[_~.!$&'()*+,;=/?#@%-])*")
-_VARNAME = re.compile(f"[{_NAME_CHARS}]+")
-_NUMBER = re.compile(
-    r"[0-9]+\.?[0-9]*[eE][+-]?[0-9]+|\.[0-9]+(?:[eE][+-]?[0-9]+)?|[0-9]+(?:\.[0-9]+)?"
-)
-_LANGTAG = re.compile(r"@[a-zA-Z]+(?:-[a-zA-Z0-9]+)*")
-_OPERATORS = ("^^", "&&", "||", "!=", "<=", ">=")
-_ECHAR = {"t": "\t", "b": "\b", "n": "\n", "r": "\r", "f": "\f", '"': '"', "'": "'", "\\": "\\"}
-_REWRITE = {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r"}
+_IRIREF = IRIREF
 
 
 @dataclass(frozen=True)
@@ -77,6 +60,43 @@ class QueryPolicy:
 
 
 @dataclass(frozen=True)
+class QueryDataset:
+    """The dataset the SPARQL Protocol names (``default-graph-uri``, ``named-graph-uri``);
+    it replaces the query's own FROM and FROM NAMED."""
+
+    default_graphs: tuple[str, ...] = ()
+    named_graphs: tuple[str, ...] = ()
+
+    def __bool__(self) -> bool:
+        return bool(self.default_graphs or self.named_graphs)
+
+    def check(self) -> None:
+        """Refuse a graph name that is not an absolute IRI."""
+        for iri in (*self.default_graphs, *self.named_graphs):
+            if not _IRIREF.fullmatch(f"<{iri}>") or ":" not in iri:
+                raise BadRequest(
+                    f"graph name {iri[:100]!r} is not an absolute IRI",
+                    hint="default-graph-uri and named-graph-uri take IRIs such as http://example.org/g",
+                )
+
+
+def with_base(sparql: str, base_iri: str | None) -> str:
+    """``sparql`` with a service base IRI in front (a BASE in the query still wins).
+
+    >>> with_base("ASK { <x> ?p ?o }", "http://example.org/sparql")
+    'BASE <http://example.org/sparql>\\nASK { <x> ?p ?o }'
+    """
+    if not base_iri:
+        return sparql
+    if not _IRIREF.fullmatch(f"<{base_iri}>") or ":" not in base_iri:
+        raise BadRequest(
+            f"base IRI {base_iri[:100]!r} is not an absolute IRI",
+            hint="set sparql_base_iri to an IRI such as http://example.org/sparql",
+        )
+    return f"BASE <{base_iri}>\n{sparql}"
+
+
+@dataclass(frozen=True)
 class GuardedQuery:
     """A checked query: the canonical ``text`` to run, its form, and what it calls.
 
@@ -88,12 +108,6 @@ class GuardedQuery:
     services: tuple[str | None, ...] = ()
     depth: int = 0
     terms: int = 0
-
-
-@dataclass(frozen=True)
-class _Token:
-    kind: str  # iri string var bnode pname word number langtag punct space
-    text: str
 
 
 def guard_query(sparql: str, policy: QueryPolicy | None = None) -> GuardedQuery:
@@ -118,8 +132,8 @@ def guard_query(sparql: str, policy: QueryPolicy | None = None) -> GuardedQuery:
             f"the query has {len(sparql)} characters, more than the limit of {limits.max_chars}",
             hint="shorten it, or raise the setting sparql_max_query_chars",
         )
-    tokens = _tokenize(expand_escapes(sparql))
-    text = "".join(_canonical(t) for t in tokens)
+    tokens = tokenize(expand_escapes(sparql))
+    text = canonical(tokens)
     significant = [t for t in tokens if t.kind != "space"]
     depth, terms = _shape(significant, limits)
     kind, prefixes, base = _form(significant)
@@ -145,156 +159,7 @@ def check_services(query: GuardedQuery, allowed: Sequence[str]) -> None:
             )
 
 
-def expand_escapes(text: str) -> str:
-    """Expand ``\\uXXXX`` and ``\\UXXXXXXXX`` once over the whole text (§19.2).
-
-    An escape that expands to another escape is refused: the engine would expand it
-    again inside a string and run something else than what was checked.
-
-    >>> expand_escapes(r"SELECT * { ?s ?p '\\u0041' }")
-    "SELECT * { ?s ?p 'A' }"
-    """
-
-    def replace(match: re.Match[str]) -> str:
-        code = int(match.group(1) or match.group(2), 16)
-        if code > 0x10FFFF or 0xD800 <= code <= 0xDFFF:
-            raise BadRequest(
-                f"{match.group(0)} is not a Unicode character",
-                hint="escapes must name a code point outside the surrogate range",
-            )
-        return chr(code)
-
-    expanded = _ESCAPE.sub(replace, text)
-    if _ESCAPE.search(expanded):
-        raise BadRequest(
-            "the query has an escape sequence that expands to another escape sequence",
-            hint="write the character itself, or one \\u escape for it",
-        )
-    try:
-        expanded.encode("utf-8")
-    except UnicodeEncodeError as err:
-        raise BadRequest(
-            f"the query holds a character that is not valid Unicode at position {err.start}",
-            hint="send the query as UTF-8 text",
-        ) from None
-    return expanded
-
-
-def _tokenize(text: str) -> list[_Token]:
-    tokens: list[_Token] = []
-    i, n = 0, len(text)
-    while i < n:
-        char = text[i]
-        if char.isspace():
-            j = i + 1
-            while j < n and text[j].isspace():
-                j += 1
-            tokens.append(_Token("space", text[i:j]))
-        elif char == "#":
-            j = i
-            while j < n and text[j] not in "\n\r":
-                j += 1
-            tokens.append(_Token("space", "\n"))  # a comment runs as a line break
-        elif char == "<" and (match := _IRIREF.match(text, i)):
-            j = match.end()
-            tokens.append(_Token("iri", match.group()))
-        elif char in "\"'":
-            j, value = _string(text, i)
-            tokens.append(_Token("string", value))
-        elif char in "?$":
-            match = _VARNAME.match(text, i + 1)
-            j = match.end() if match else i + 1
-            tokens.append(_Token("var" if match else "punct", text[i:j]))
-        elif char == "_" and text.startswith("_:", i):
-            match = _LOCAL_PART.match(text, i + 2)
-            j = _trim_dots(text, i + 2, match.end() if match else i + 2)
-            tokens.append(_Token("bnode", text[i:j]))
-        elif char.isdigit() or (char == "." and i + 1 < n and text[i + 1].isdigit()):
-            match = _NUMBER.match(text, i)
-            j = match.end() if match else i + 1
-            tokens.append(_Token("number", text[i:j]))
-        elif char == "@" and (match := _LANGTAG.match(text, i)):
-            j = match.end()
-            tokens.append(_Token("langtag", match.group()))
-        elif _NAME_START.match(char):
-            j, token = _name(text, i)
-            tokens.append(token)
-        elif char == "\\":
-            raise BadRequest(
-                f"a backslash outside a string at position {i}",
-                hint="backslashes may only escape characters in strings and prefixed names",
-            )
-        else:
-            op = next((o for o in _OPERATORS if text.startswith(o, i)), char)
-            j = i + len(op)
-            tokens.append(_Token("punct", op))
-        i = j
-    return tokens
-
-
-def _name(text: str, i: int) -> tuple[int, _Token]:
-    """A keyword or a prefixed name at ``i``. A prefix stops at a dot, so "true.SERVICE"
-    reads as three tokens, as the engine may read it."""
-    prefix = _PREFIX_PART.match(text, i)
-    j = prefix.end() if prefix else i
-    if j < len(text) and text[j] == ":":
-        local = _LOCAL_PART.match(text, j + 1)
-        end = _trim_dots(text, j + 1, local.end() if local else j + 1)
-        return end, _Token("pname", text[i:end])
-    if j == i:  # a start character the prefix class lacks: take it alone
-        j = i + 1
-    return j, _Token("word", text[i:j])
-
-
-def _trim_dots(text: str, start: int, end: int) -> int:
-    """A local name may not end with a dot: the dot ends the triple instead."""
-    while end > start and text[end - 1] == "." and text[end - 2 : end] != "\\.":
-        end -= 1
-    return end
-
-
-def _string(text: str, i: int) -> tuple[int, str]:
-    """The end and the value of the string literal opening at ``i``."""
-    quote = text[i]
-    long = text.startswith(quote * 3, i)
-    j = i + (3 if long else 1)
-    chars: list[str] = []
-    while True:
-        if j >= len(text):
-            raise BadRequest(
-                f"a string opened at position {i} is not closed", hint=f"close it with {quote}"
-            )
-        char = text[j]
-        if long and text.startswith(quote * 3, j):
-            return j + 3, "".join(chars)
-        if not long and char == quote:
-            return j + 1, "".join(chars)
-        if char == "\\":
-            escaped = text[j + 1 : j + 2]
-            if escaped not in _ECHAR:
-                raise BadRequest(
-                    f"\\{escaped} at position {j} is not a string escape",
-                    hint="use one of \\t \\b \\n \\r \\f \\\" \\' \\\\",
-                )
-            chars.append(_ECHAR[escaped])
-            j += 2
-            continue
-        if not long and char in "\n\r":
-            raise BadRequest(
-                f"a line break inside the string opened at position {i}",
-                hint='use \\n, or a long string ("""...""")',
-            )
-        chars.append(char)
-        j += 1
-
-
-def _canonical(token: _Token) -> str:
-    if token.kind == "string":
-        return '"' + "".join(_REWRITE.get(c, c) for c in token.text) + '"'
-    return token.text
-
-
-def _shape(tokens: list[_Token], limits: QueryLimits) -> tuple[int, int]:
+def _shape(tokens: list[Token], limits: QueryLimits) -> tuple[int, int]:
     depth = deepest = terms = 0
     for token in tokens:
         if token.kind == "punct" and token.text in _OPENERS:
@@ -321,7 +186,7 @@ def _shape(tokens: list[_Token], limits: QueryLimits) -> tuple[int, int]:
     return deepest, terms
 
 
-def _form(tokens: list[_Token]) -> tuple[QueryKind, dict[str, str], str | None]:
+def _form(tokens: list[Token]) -> tuple[QueryKind, dict[str, str], str | None]:
     """The query form after the prologue, with the prologue's prefixes and base."""
     prefixes: dict[str, str] = {}
     base: str | None = None
@@ -361,7 +226,7 @@ def _form(tokens: list[_Token]) -> tuple[QueryKind, dict[str, str], str | None]:
 
 
 def _services(
-    tokens: list[_Token], prefixes: dict[str, str], base: str | None
+    tokens: list[Token], prefixes: dict[str, str], base: str | None
 ) -> tuple[str | None, ...]:
     found: list[str | None] = []
     for i, token in enumerate(tokens):

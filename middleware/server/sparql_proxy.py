@@ -1,18 +1,22 @@
 """``/sparql``: the SPARQL 1.1 Protocol, read-only, in front of the configured sources.
 
 A query arrives as ``GET ?query=``, a form ``POST`` or a ``application/sparql-query``
-body. It is parsed (never matched by pattern): updates are refused, and so is every
-``SERVICE`` clause whose endpoint is not on ``sparql_service_allowlist``, so the proxy
-cannot be used to reach hosts behind it. Results are capped at ``sparql_max_rows`` and
-written in the format the ``Accept`` header (or ``?format=``) asks for.
+body (UTF-8; exactly one query), with the dataset in ``default-graph-uri`` and
+``named-graph-uri``. ``middleware.kg.sparql_guard`` checks it on the canonical text that
+runs: updates are refused, and so is every ``SERVICE`` clause whose endpoint is not on
+``sparql_service_allowlist``, so the proxy cannot be used to reach hosts behind it.
+Relative IRIs resolve against ``sparql_base_iri`` (default: this URL). Results are
+capped at ``sparql_max_rows`` and written in the format the ``Accept`` header (or
+``?format=``) asks for; 406 when it allows none.
 """
 
 from __future__ import annotations
 
 from flask import Blueprint, Response, request
 
-from middleware.errors import BadRequest, ReadOnlyViolation
+from middleware.errors import BadRequest, NotAcceptable, ReadOnlyViolation, UnsupportedMediaType
 from middleware.kg.open import query_policy
+from middleware.kg.sparql_guard import QueryDataset
 from middleware.serialize.sparql_results import ALIASES, formats_for, write_result
 from middleware.server.context import metrics, state
 
@@ -22,7 +26,7 @@ blueprint = Blueprint("sparql", __name__)
 @blueprint.route("/sparql", methods=["GET", "POST"])
 def sparql() -> Response:
     """Run a read-only query on ``?source=`` (default source when absent)."""
-    text = _query_text()
+    text, dataset = _protocol_request()
     source = request.args.get("source") or request.form.get("source") or None
     app_state = state()
     graph = app_state.graph(source)
@@ -32,6 +36,8 @@ def sparql() -> Response:
         timeout=settings.timeout,
         max_rows=settings.sparql_max_rows,
         policy=query_policy(settings),
+        dataset=dataset,
+        base_iri=settings.sparql_base_iri or request.base_url,
     )
     metrics().count_proxy_query(graph.name)
     fmt = _negotiate(result.kind)
@@ -43,32 +49,57 @@ def sparql() -> Response:
     return response
 
 
-def _query_text() -> str:
+def _protocol_request() -> tuple[str, QueryDataset]:
+    """The one query of the request and the dataset it names (SPARQL 1.1 Protocol §2.1)."""
     if request.method == "GET":
         if "update" in request.args:
             raise _update_refused()
-        query = request.args.get("query")
+        queries = request.args.getlist("query")
     else:
         mimetype = request.mimetype
-        if mimetype == "application/sparql-update" or "update" in request.form:
+        if mimetype == "application/sparql-update" or "update" in request.values:
             raise _update_refused()
+        charset = (request.mimetype_params.get("charset") or "utf-8").lower()
+        if charset not in ("utf-8", "utf8"):
+            raise UnsupportedMediaType(
+                f"a body in charset {charset}",
+                hint="send the query as UTF-8 (charset=utf-8)",
+            )
         if mimetype == "application/sparql-query":
-            query = request.get_data(as_text=True)
+            if "query" in request.args:
+                raise BadRequest(
+                    "a query both in the URL and in the body",
+                    hint="send it once: in the body, or as ?query= with GET",
+                )
+            queries = [_utf8(request.get_data())]
         elif mimetype in ("application/x-www-form-urlencoded", "multipart/form-data"):
-            query = request.form.get("query")
+            queries = request.form.getlist("query") + request.args.getlist("query")
         else:
             raise BadRequest(
                 f"a POST to /sparql with Content-Type {mimetype or 'none'!r}",
                 hint="send application/sparql-query or a form with a 'query' field",
             )
-    if any(request.values.getlist(n) for n in ("default-graph-uri", "named-graph-uri")):
+    if len(queries) > 1:
         raise BadRequest(
-            "default-graph-uri and named-graph-uri are not supported by this proxy",
-            hint="name graphs in the query with FROM or GRAPH",
+            f"{len(queries)} query parameters in one request",
+            hint="the SPARQL Protocol takes exactly one query per request",
         )
-    if not query or not query.strip():
+    if not queries or not queries[0].strip():
         raise BadRequest("no query given", hint="pass the SPARQL text as 'query'")
-    return query
+    dataset = QueryDataset(
+        tuple(request.values.getlist("default-graph-uri")),
+        tuple(request.values.getlist("named-graph-uri")),
+    )
+    return queries[0], dataset
+
+
+def _utf8(body: bytes) -> str:
+    try:
+        return body.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise BadRequest(
+            f"the body is not valid UTF-8 (byte {err.start})", hint="send the query as UTF-8"
+        ) from None
 
 
 def _update_refused() -> ReadOnlyViolation:
@@ -93,5 +124,12 @@ def _negotiate(kind: str) -> str:
         return name
     by_type = {media: name for name, media in offered.items()}
     by_type.update({a: n for a, n in ALIASES.items() if n in offered})
+    if not request.accept_mimetypes:
+        return next(iter(offered))
     best = request.accept_mimetypes.best_match(list(by_type))
-    return by_type[best] if best else next(iter(offered))
+    if best is None:
+        raise NotAcceptable(
+            f"no format of a {kind} result matches Accept: {request.headers.get('Accept')}",
+            hint=f"accept one of {', '.join(sorted(set(offered.values())))}",
+        )
+    return by_type[best]

@@ -148,12 +148,12 @@ def test_clear_errors_for_bad_requests(scripted_server: LiveServer) -> None:
         "no query": httpx.get(url),
         "syntax": httpx.get(url, params={"query": "SELEC * { ?s ?p ?o }"}),
         "source": httpx.get(url, params={"query": SELECT, "source": "nowhere"}),
-        "graph uri": httpx.get(url, params={"query": SELECT, "default-graph-uri": "http://g"}),
+        "graph uri": httpx.get(url, params={"query": SELECT, "default-graph-uri": "no iri"}),
         "format": httpx.get(url, params={"query": SELECT, "format": "turtle"}),
     }
     statuses = {name: (r.status_code, r.json()["message"]) for name, r in cases.items()}
     assert statuses["no query"] == (400, "no query given")
     assert statuses["syntax"][0] == 400 and "not a valid SPARQL query" in statuses["syntax"][1]
     assert statuses["source"] == (404, "no source named 'nowhere'")
-    assert statuses["graph uri"][0] == 400
+    assert statuses["graph uri"][0] == 400 and "not an absolute IRI" in statuses["graph uri"][1]
     assert statuses["format"][0] == 400 and "select result" in statuses["format"][1]

@@ -37,6 +37,7 @@ from middleware.errors import (
 from middleware.kg.base import QueryResult, cap_result
 from middleware.kg.operations import GraphOperations
 from middleware.kg.profiles import Profile, load_profile
+from middleware.kg.sparql_guard import QueryDataset
 from middleware.kg.terms import Term
 from middleware.support.retry import Retryable, parse_retry_after, retry_call
 
@@ -100,9 +101,15 @@ class SparqlEndpoint(GraphOperations):
         self._sleep = sleep
         super().__init__()
 
-    def _execute(self, sparql: str, timeout: float, max_rows: int | None = None) -> QueryResult:
+    def _execute(
+        self,
+        sparql: str,
+        timeout: float,
+        max_rows: int | None = None,
+        dataset: QueryDataset | None = None,
+    ) -> QueryResult:
         return retry_call(
-            lambda: cap_result(self._attempt(sparql, timeout), max_rows),
+            lambda: cap_result(self._attempt(sparql, timeout, dataset), max_rows),
             retries=self.retries,
             backoff=self.backoff,
             max_wait=self.max_retry_wait,
@@ -141,8 +148,14 @@ class SparqlEndpoint(GraphOperations):
         client.setMethod(POST if long_query else GET)
         return client
 
-    def _attempt(self, sparql: str, timeout: float) -> QueryResult:
+    def _attempt(
+        self, sparql: str, timeout: float, dataset: QueryDataset | None = None
+    ) -> QueryResult:
         client = self._client(sparql, timeout)
+        for graph in dataset.default_graphs if dataset else ():
+            client.addDefaultGraph(graph)
+        for graph in dataset.named_graphs if dataset else ():
+            client.addNamedGraph(graph)
         deadline = time.monotonic() + timeout
         try:
             response = client.query().response

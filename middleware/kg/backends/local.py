@@ -42,6 +42,7 @@ from middleware.kg.base import Capabilities, LabelRow, QueryResult
 from middleware.kg.loading import Source, detect_format, read_quads
 from middleware.kg.operations import GraphOperations
 from middleware.kg.profiles import Profile, load_profile
+from middleware.kg.sparql_guard import QueryDataset
 from middleware.kg.terms import Term
 from middleware.support.locks import file_lock
 
@@ -182,18 +183,33 @@ class LocalStore(GraphOperations):
                 shutil.rmtree(candidate, ignore_errors=True)
 
     # -- queries ----------------------------------------------------------------------
-    def _execute(self, sparql: str, timeout: float, max_rows: int | None = None) -> QueryResult:
+    def _execute(
+        self,
+        sparql: str,
+        timeout: float,
+        max_rows: int | None = None,
+        dataset: QueryDataset | None = None,
+    ) -> QueryResult:
         try:
-            return self._evaluate(sparql, timeout, max_rows)
+            return self._evaluate(sparql, timeout, max_rows, dataset)
         except SyntaxError as err:
             raise BadRequest(f"not a valid SPARQL query: {err}") from err
         except OSError as err:  # a SERVICE call or the storage failed: not the caller's fault
             raise EndpointError(f"local store {self.name!r}: query failed: {err}") from err
 
-    def _evaluate(self, sparql: str, timeout: float, max_rows: int | None) -> QueryResult:
+    def _evaluate(
+        self, sparql: str, timeout: float, max_rows: int | None, dataset: QueryDataset | None
+    ) -> QueryResult:
         """Results are computed lazily: errors surface while iterating, caught above."""
         deadline = time.monotonic() + timeout
-        result = self._store.query(sparql)
+        if dataset:
+            result = self._store.query(
+                sparql,
+                default_graph=[NamedNode(g) for g in dataset.default_graphs] or None,
+                named_graphs=[NamedNode(g) for g in dataset.named_graphs] or None,
+            )
+        else:
+            result = self._store.query(sparql)
         if isinstance(result, ox.QueryBoolean):
             return QueryResult("ask", boolean=bool(result))
         if isinstance(result, ox.QuerySolutions):

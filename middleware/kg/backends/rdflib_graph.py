@@ -19,6 +19,7 @@ from middleware.errors import BadRequest, EndpointTimeout
 from middleware.kg.base import Capabilities, LabelRow, QueryResult, cap_result
 from middleware.kg.operations import GraphOperations
 from middleware.kg.profiles import Profile, load_profile
+from middleware.kg.sparql_guard import QueryDataset
 from middleware.kg.terms import Term
 
 
@@ -74,7 +75,18 @@ class RdflibGraph(GraphOperations):
                 if isinstance(subject, rdflib.URIRef) and isinstance(value, rdflib.Literal):
                     yield LabelRow(NamedNode(str(subject)), str(value), is_alias, value.language)
 
-    def _execute(self, sparql: str, timeout: float, max_rows: int | None = None) -> QueryResult:
+    def _execute(
+        self,
+        sparql: str,
+        timeout: float,
+        max_rows: int | None = None,
+        dataset: QueryDataset | None = None,
+    ) -> QueryResult:
+        if dataset:
+            raise BadRequest(
+                f"rdflib graph {self.name!r} does not take default-graph-uri or named-graph-uri",
+                hint="name graphs in the query with FROM or GRAPH",
+            )
         deadline = time.monotonic() + timeout
         try:
             result = self.graph.query(sparql)

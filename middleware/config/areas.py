@@ -247,6 +247,20 @@ class ServerSettings:
         minimum=10,
         maximum=100_000,
     )
+    sparql_executors: int = setting(
+        2,
+        "Executor processes that run /sparql queries on an on-disk store, one query at a "
+        "time each: a crash, runaway memory or timeout ends only its executor. 0 runs "
+        "queries in the service process (no isolation).",
+        minimum=0,
+        maximum=64,
+    )
+    sparql_executor_memory: int = setting(
+        1536,
+        "Address space of one /sparql executor in MB (an idle one holds about 650 MB of "
+        "it, most of it reserved, not resident); a query that needs more gets a 400.",
+        minimum=512,
+    )
     sparql_base_iri: str | None = setting(
         None,
         "Base IRI for relative IRIs in /sparql queries (a BASE in the query wins); unset: "

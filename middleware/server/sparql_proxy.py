@@ -16,7 +16,7 @@ from flask import Blueprint, Response, request
 
 from middleware.errors import BadRequest, NotAcceptable, ReadOnlyViolation, UnsupportedMediaType
 from middleware.kg.open import query_policy
-from middleware.kg.sparql_guard import QueryDataset
+from middleware.kg.sparql_guard import QueryDataset, guard_query, with_base
 from middleware.serialize.sparql_results import ALIASES, formats_for, write_result
 from middleware.server.context import metrics, state
 
@@ -31,21 +31,35 @@ def sparql() -> Response:
     app_state = state()
     graph = app_state.graph(source)
     settings = app_state.settings
-    result = graph.query(
-        text,
-        timeout=settings.timeout,
-        max_rows=settings.sparql_max_rows,
-        policy=query_policy(settings),
-        dataset=dataset,
-        base_iri=settings.sparql_base_iri or request.base_url,
-    )
+    base_iri = settings.sparql_base_iri or request.base_url
+    guarded = guard_query(with_base(text, base_iri), query_policy(settings))
+    dataset.check()
+    fmt = _negotiate("graph" if guarded.kind in ("construct", "describe") else guarded.kind)
+    pool = app_state.query_pool(source)
+    if pool is not None:
+        ran = pool.run(
+            guarded.text,
+            fmt=fmt,
+            timeout=settings.timeout,
+            max_rows=settings.sparql_max_rows,
+            dataset=dataset or None,
+        )
+        body, kind, truncated = ran.body, ran.kind, ran.truncated
+    else:
+        result = graph.query(
+            text,
+            timeout=settings.timeout,
+            max_rows=settings.sparql_max_rows,
+            policy=query_policy(settings),
+            dataset=dataset,
+            base_iri=base_iri,
+        )
+        body, kind, truncated = write_result(result, fmt), result.kind, result.truncated
     metrics().count_proxy_query(graph.name)
-    fmt = _negotiate(result.kind)
-    body = write_result(result, fmt)
-    response = Response(body, content_type=f"{formats_for(result.kind)[fmt]}; charset=utf-8")
+    response = Response(body, content_type=f"{formats_for(kind)[fmt]}; charset=utf-8")
     response.headers["X-Kgmw-Source"] = graph.name
-    if result.truncated:
-        response.headers["X-Kgmw-Truncated"] = f"cut at {app_state.settings.sparql_max_rows} rows"
+    if truncated:
+        response.headers["X-Kgmw-Truncated"] = f"cut at {settings.sparql_max_rows} rows"
     return response
 
 

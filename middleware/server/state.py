@@ -13,6 +13,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from middleware.config import Settings
 from middleware.errors import BadRequest, NotFound
+from middleware.kg.backends.local import LocalStore
 from middleware.kg.open import open_graph
 from middleware.kg.operations import GraphOperations
 from middleware.llm.base import LLM
@@ -20,6 +21,7 @@ from middleware.llm.factory import open_llm
 from middleware.llm.ledger import Budget
 from middleware.methods.method import Method
 from middleware.methods.registry import METHODS, build_method
+from middleware.server.query_pool import QueryPool
 
 DEFAULT_SOURCE = "default"
 
@@ -43,6 +45,7 @@ class ServiceState:
         self._given = dict(graphs or {})
         self._graphs: dict[str, GraphOperations] = dict(self._given)
         self._methods: dict[tuple[str, str], Method] = {}
+        self._pools: dict[str, QueryPool | None] = {}
         self._lock = threading.RLock()
 
     # -- sources ----------------------------------------------------------------------
@@ -76,6 +79,25 @@ class ServiceState:
                     graph.name = key  # facts are tagged with the source they came from
                 self._graphs[key] = graph
             return self._graphs[key]
+
+    def query_pool(self, name: str | None = None) -> QueryPool | None:
+        """The executor processes for caller queries on source ``name``: None when it is
+        not an on-disk store or ``sparql_executors`` is 0 (queries then run here)."""
+        key = name or self.default_source
+        graph = self.graph(key)
+        with self._lock:
+            if key not in self._pools:
+                workers = self.source_settings(key).sparql_executors
+                pool = None
+                if isinstance(graph, LocalStore) and graph.path is not None and workers > 0:
+                    pool = QueryPool(
+                        graph.path,
+                        profile=graph.profile.name,
+                        workers=workers,
+                        memory_mb=self.source_settings(key).sparql_executor_memory,
+                    )
+                self._pools[key] = pool
+            return self._pools[key]
 
     def describe_source(self, name: str) -> dict[str, Any]:
         """What ``/v1/sources`` tells about a source, without opening it or leaking secrets."""
@@ -135,6 +157,9 @@ class ServiceState:
         return Budget(max_calls=calls, max_tokens=self.settings.max_tokens)
 
     def close(self) -> None:
+        for pool in self._pools.values():
+            if pool is not None:
+                pool.close()
         for graph in self._graphs.values():
             if graph not in self._given.values():
                 graph.close()

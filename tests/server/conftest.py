@@ -15,6 +15,7 @@ from middleware.kg.backends.local import LocalStore
 from middleware.kg.sample import sample_store
 from middleware.llm.local import EmbeddedLLM, bundled_model_path
 from middleware.server import create_app
+from middleware.server.context import STATE_KEY
 from middleware.support.cache_dir import cache_root
 from tests.cli_helpers import rok_script
 
@@ -32,6 +33,7 @@ class LiveServer:
     def stop(self) -> None:
         self._server.shutdown()
         self._thread.join(timeout=10)
+        self.app.config[STATE_KEY].close()  # its query executors too
 
 
 @pytest.fixture(scope="session")

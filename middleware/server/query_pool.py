@@ -1,0 +1,234 @@
+"""Caller queries on an on-disk store run in executor processes, one query at a time each.
+
+An executor opens the store read-only, under an address-space cap
+(``sparql_executor_memory``). A query that runs past its timeout gets its executor
+killed; one that crashes the engine or runs out of memory ends its executor. Either
+way only that request fails (with a timeout or a 4xx naming the cause) and a fresh
+executor takes the place of the old one, so an unknown crasher, runaway memory or a
+CPU-bound query cannot take the service down, and nothing in the service process
+holds a lock while a query runs.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import queue
+import resource
+import threading
+import time
+from dataclasses import dataclass
+from multiprocessing.connection import Connection
+from multiprocessing.process import BaseProcess
+from pathlib import Path
+from typing import Any
+
+from middleware.errors import (
+    BadRequest,
+    ConfigError,
+    EndpointError,
+    EndpointTimeout,
+    MiddlewareError,
+)
+from middleware.kg.sparql_guard import QueryDataset
+
+_CONTEXT = multiprocessing.get_context("spawn")  # safe beside the server's threads
+START_TIMEOUT = 60.0  # seconds an executor may take to import and open the store
+START_FAILURES = 3  # executors in a row that die before they are ready: stop trying
+
+
+@dataclass(frozen=True)
+class PoolResult:
+    """A query's result, already written in the format the request negotiated."""
+
+    body: bytes
+    kind: str
+    truncated: bool
+
+
+class _Executor:
+    def __init__(self, process: BaseProcess, conn: Connection) -> None:
+        self.process = process
+        self.conn = conn
+
+    def stop(self) -> None:
+        if self.process.is_alive():
+            self.process.kill()
+        self.process.join(5)
+        self.conn.close()
+
+
+class QueryPool:
+    """``workers`` executor processes over the store at ``path``."""
+
+    def __init__(
+        self, path: Path, *, profile: str, workers: int = 2, memory_mb: int = 1024
+    ) -> None:
+        self.path = path
+        self.profile = profile
+        self.workers = workers
+        self.memory_mb = memory_mb
+        self.replaced = 0  # executors killed or lost and started again
+        self._idle: queue.Queue[_Executor] = queue.Queue()
+        self._all: list[_Executor] = []
+        self._lock = threading.Lock()
+        self._closed = False
+        self._failed_starts = 0
+        self.broken: str | None = None  # why executors cannot start, once they cannot
+        for _ in range(workers):
+            self._start()
+
+    def run(
+        self,
+        text: str,
+        *,
+        fmt: str,
+        timeout: float,
+        max_rows: int | None,
+        dataset: QueryDataset | None = None,
+    ) -> PoolResult:
+        """Run checked query ``text`` in an idle executor, waiting at most ``timeout``
+        seconds for one to be free and ``timeout`` more for the result."""
+        executor = self._take(timeout + START_TIMEOUT)
+        try:
+            executor.conn.send((text, fmt, timeout, max_rows, dataset))
+            if not executor.conn.poll(timeout + 1.0):
+                self._replace(executor)
+                raise EndpointTimeout(
+                    f"the query ran past its {timeout:g} s timeout; its executor was stopped",
+                    hint="narrow the query, or raise --timeout",
+                )
+            message = executor.conn.recv()
+        except (EOFError, OSError, BrokenPipeError):
+            code = self._replace(executor)
+            raise _lost(code, self.memory_mb) from None
+        self._idle.put(executor)
+        status, *rest = message
+        if status == "ok":
+            body, kind, truncated = rest
+            return PoolResult(body, kind, truncated)
+        raise _rebuild(*rest)
+
+    def _take(self, wait: float) -> _Executor:
+        deadline = time.monotonic() + wait
+        while True:
+            if self.broken is not None:
+                raise ConfigError(
+                    f"the /sparql query executors cannot start: {self.broken}",
+                    hint="raise sparql_executor_memory, or set sparql_executors to 0",
+                )
+            try:
+                return self._idle.get(timeout=min(0.5, max(0.0, deadline - time.monotonic())))
+            except queue.Empty:
+                if time.monotonic() >= deadline:
+                    raise EndpointTimeout(
+                        f"all {self.workers} query executors stayed busy for {wait:g} s",
+                        hint="retry later, or raise sparql_executors",
+                    ) from None
+
+    def close(self) -> None:
+        self._closed = True
+        with self._lock:
+            executors, self._all = self._all, []
+        for executor in executors:
+            executor.stop()
+
+    def pids(self) -> list[int]:
+        """Process ids of the live executors (for tests and status)."""
+        with self._lock:
+            return [e.process.pid for e in self._all if e.process.pid is not None]
+
+    def _start(self) -> None:
+        ours, theirs = _CONTEXT.Pipe()
+        process = _CONTEXT.Process(
+            target=_serve,
+            args=(theirs, str(self.path), self.profile, self.memory_mb),
+            daemon=True,
+            name="kgmw-query-executor",
+        )
+        process.start()
+        theirs.close()
+        executor = _Executor(process, ours)
+        with self._lock:
+            self._all.append(executor)
+        threading.Thread(target=self._await_ready, args=(executor,), daemon=True).start()
+
+    def _await_ready(self, executor: _Executor) -> None:
+        try:
+            ready = executor.conn.poll(START_TIMEOUT) and executor.conn.recv() == "ready"
+        except (EOFError, OSError):
+            ready = False
+        if self._closed:
+            return
+        if ready:
+            self._failed_starts = 0
+            self._idle.put(executor)
+            return
+        self._failed_starts += 1
+        if self._failed_starts >= START_FAILURES:
+            executor.stop()
+            self.broken = (
+                f"{START_FAILURES} executors in a row exited (code {executor.process.exitcode}) "
+                f"before opening the store under a {self.memory_mb} MB cap"
+            )
+            return
+        self._replace(executor)
+
+    def _replace(self, executor: _Executor) -> int | None:
+        executor.stop()
+        with self._lock:
+            if executor in self._all:
+                self._all.remove(executor)
+            self.replaced += 1
+        if not self._closed:
+            self._start()
+        return executor.process.exitcode
+
+
+def _lost(code: int | None, memory_mb: int) -> MiddlewareError:
+    if code is not None and code in (-6, 134):  # abort: an allocation past the cap
+        return BadRequest(
+            f"the query needed more than the executor's {memory_mb} MB of memory",
+            hint="narrow the query (a LIMIT does not bound ORDER BY over a large join), "
+            "or raise sparql_executor_memory",
+        )
+    return BadRequest(
+        f"the query crashed its executor (exit {code}); the service is unaffected",
+        hint="simplify the query: less nesting, fewer alternatives",
+    )
+
+
+def _rebuild(name: str, message: str, hint: str | None) -> MiddlewareError:
+    """The executor's error, as the same class in this process."""
+    from middleware import errors
+
+    kind = getattr(errors, name, None)
+    if isinstance(kind, type) and issubclass(kind, MiddlewareError):
+        try:
+            return kind(message, hint=hint)
+        except TypeError:  # a class with its own signature
+            pass
+    return EndpointError(message, hint=hint)
+
+
+def _serve(conn: Connection, path: str, profile: str, memory_mb: int) -> None:
+    """An executor's loop: open the store, then run queries until the pipe closes."""
+    cap = memory_mb << 20
+    resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
+    from middleware.kg.backends.local import LocalStore
+    from middleware.serialize.sparql_results import write_result
+
+    store = LocalStore(path, profile=profile, read_only=True)
+    conn.send("ready")
+    while True:
+        try:
+            job: Any = conn.recv()
+        except (EOFError, OSError):
+            return
+        text, fmt, timeout, max_rows, dataset = job
+        try:
+            result = store._execute(text, timeout, max_rows, dataset)
+            conn.send(("ok", write_result(result, fmt), result.kind, result.truncated))
+        except MiddlewareError as err:
+            conn.send(("error", type(err).__name__, err.message, err.hint))
+        except Exception as err:  # the engine's own errors: report, keep serving
+            conn.send(("error", "EndpointError", f"the query failed: {err}", None))

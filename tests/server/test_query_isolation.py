@@ -1,0 +1,109 @@
+"""/sparql queries run in executor processes: a crash, a runaway or a memory hog ends
+only its own executor, which is replaced, and other requests go on."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+import httpx
+from flask import Flask
+
+from middleware.kg.backends.local import LocalStore
+from middleware.server import create_app
+from middleware.server.context import STATE_KEY
+from middleware.server.query_pool import QueryPool
+from tests.server.conftest import LiveServer, settings
+
+CUBE = "SELECT * WHERE { ?a ?b ?c . ?d ?e ?f . ?g ?h ?i } ORDER BY ?a ?d ?g"  # memory
+SPIN = "SELECT (COUNT(*) AS ?n) WHERE { ?a ?b ?c . ?d ?e ?f . ?g ?h ?i }"  # CPU only
+
+
+def start(serve: Callable[[Flask], LiveServer], graph: LocalStore, **values: Any) -> LiveServer:
+    return serve(create_app(settings(**values), graphs={"sample": graph}))
+
+
+def pool_of(server: LiveServer) -> QueryPool:
+    pool = server.app.config[STATE_KEY].query_pool()
+    assert pool is not None
+    return pool
+
+
+def ask(server: LiveServer) -> int:
+    return httpx.get(f"{server.url}/sparql", params={"query": "ASK {}"}, timeout=60).status_code
+
+
+def wait_for_executors(pool: QueryPool, count: int) -> list[int]:
+    deadline = time.monotonic() + 60
+    while len(pool.pids()) < count and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return pool.pids()
+
+
+def test_a_runaway_query_times_out_and_its_executor_is_replaced(
+    serve: Callable[[Flask], LiveServer], sample_graph: LocalStore
+) -> None:
+    server = start(serve, sample_graph, timeout=1.0, sparql_executors=1)
+    assert ask(server) == 200
+    before = wait_for_executors(pool_of(server), 1)
+    response = httpx.get(f"{server.url}/sparql", params={"query": SPIN}, timeout=60)
+    assert response.status_code == 504, response.text
+    assert "executor was stopped" in response.json()["message"]
+    assert ask(server) == 200
+    assert pool_of(server).replaced == 1 and pool_of(server).pids() != before
+
+
+def test_a_crash_costs_only_its_own_request(
+    serve: Callable[[Flask], LiveServer], sample_graph: LocalStore
+) -> None:
+    """Limits raised so far that the engine's recursion overflows: the executor dies."""
+    server = start(serve, sample_graph, sparql_max_terms=100_000, sparql_max_query_chars=500_000)
+    unions = "SELECT * WHERE { " + " UNION ".join(["{ ?s ?p ?o }"] * 20000) + " }"
+    assert ask(server) == 200
+    response = httpx.post(f"{server.url}/sparql", data={"query": unions}, timeout=120)
+    assert response.status_code == 400, response.text
+    assert "crashed its executor" in response.json()["message"]
+    assert ask(server) == 200
+    assert pool_of(server).replaced == 1
+
+
+def test_a_memory_hog_gets_a_400_naming_the_setting(
+    serve: Callable[[Flask], LiveServer], sample_graph: LocalStore
+) -> None:
+    server = start(serve, sample_graph, timeout=120.0, sparql_executor_memory=1024)
+    response = httpx.get(f"{server.url}/sparql", params={"query": CUBE}, timeout=150)
+    assert response.status_code == 400, response.text
+    assert "sparql_executor_memory" in response.json()["hint"]
+    assert ask(server) == 200
+
+
+def test_executors_that_cannot_start_give_a_clear_error(
+    serve: Callable[[Flask], LiveServer], sample_graph: LocalStore
+) -> None:
+    server = start(serve, sample_graph, sparql_executor_memory=512, sparql_executors=1)
+    response = httpx.get(f"{server.url}/sparql", params={"query": "ASK {}"}, timeout=200)
+    if response.status_code == 200:
+        return  # this machine opens the store within 512 MB: nothing to refuse
+    assert response.status_code == 500 and "cannot start" in response.json()["message"]
+    assert "sparql_executor_memory" in response.json()["hint"]
+
+
+def test_a_second_request_completes_while_a_slow_one_runs(
+    serve: Callable[[Flask], LiveServer], sample_graph: LocalStore
+) -> None:
+    server = start(serve, sample_graph, timeout=8.0, sparql_executors=2)
+    assert ask(server) == 200
+    wait_for_executors(pool_of(server), 2)
+    slow: dict[str, int] = {}
+    runner = threading.Thread(
+        target=lambda: slow.update(
+            status=httpx.get(f"{server.url}/sparql", params={"query": SPIN}, timeout=60).status_code
+        )
+    )
+    runner.start()
+    time.sleep(0.5)
+    assert ask(server) == 200 and "status" not in slow  # answered while the cube runs
+    runner.join()
+    assert slow["status"] == 504

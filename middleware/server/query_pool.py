@@ -168,7 +168,7 @@ class QueryPool:
             executor.stop()
             self.broken = (
                 f"{START_FAILURES} executors in a row exited (code {executor.process.exitcode}) "
-                f"before opening the store under a {self.memory_mb} MB cap"
+                f"before they had opened {self.path} under a {self.memory_mb} MB cap"
             )
             return
         self._replace(executor)

@@ -215,6 +215,12 @@ class ServerSettings:
         "Requests per minute one API key (or client address) may send; 0 turns the limit off.",
         minimum=0,
     )
+    server_auth_failures: int = setting(
+        10,
+        "Failed authentications per minute one client address may make before it gets "
+        "429 (even with a valid key) until the allowance refills; 0 turns the limit off.",
+        minimum=0,
+    )
     server_cors_origins: str | None = setting(
         None,
         "Comma-separated origins allowed to call the service from a browser ('*' for any); "

@@ -55,7 +55,29 @@ def request_json() -> dict[str, Any]:
     body = request.get_json(silent=True)
     if not isinstance(body, dict):
         raise BadRequest("the body must be a JSON object", hint='e.g. {"question": "..."}')
+    _check_text(body, "body")
     return body
+
+
+def _check_text(value: Any, where: str) -> None:
+    """Refuse strings that cannot be written as UTF-8 (a JSON ``\ud800`` escape decodes
+    to a lone surrogate), before any work is spent on the request."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as err:
+            raise BadRequest(
+                f"{where} holds text that is not valid Unicode (a lone surrogate at "
+                f"position {err.start})",
+                hint="send UTF-8 text; \\uD800-\\uDFFF escapes must come in pairs",
+            ) from None
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            _check_text(key, where)
+            _check_text(item, f"{where}.{key}")
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            _check_text(item, f"{where}[{index}]")
 
 
 @dataclass(frozen=True)

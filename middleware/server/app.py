@@ -16,7 +16,7 @@ from flask import Flask, Response, g, request
 from werkzeug.exceptions import RequestEntityTooLarge
 
 from middleware.config import Settings
-from middleware.errors import PayloadTooLarge
+from middleware.errors import PayloadTooLarge, Unauthorized
 from middleware.kg.operations import GraphOperations
 from middleware.llm.base import LLM
 from middleware.server import answers, chat, sparql_proxy, status
@@ -86,6 +86,7 @@ def _check_body_size(max_body: int) -> None:
 def _install_guards(app: Flask, settings: Settings, metrics: Metrics) -> None:
     keys = ApiKeys.parse(settings.server_api_keys)
     limiter = RateLimiter(settings.server_rate_limit)
+    failures = RateLimiter(settings.server_auth_failures)  # per client address
     cors = CorsPolicy.parse(settings.server_cors_origins)
     max_body = settings.server_max_body
 
@@ -98,8 +99,16 @@ def _install_guards(app: Flask, settings: Settings, metrics: Metrics) -> None:
         _check_body_size(max_body)
         if request.endpoint in OPEN_ENDPOINTS:
             return None
-        caller = keys.caller(request.headers.get("Authorization")) if keys.enabled else None
-        limiter.check(caller or f"addr:{request.remote_addr}")
+        address = f"addr:{request.remote_addr}"
+        caller = None
+        if keys.enabled:
+            failures.refuse_if_spent(address, "failed authentications")
+            try:
+                caller = keys.caller(request.headers.get("Authorization"))
+            except Unauthorized:
+                failures.spend(address)
+                raise
+        limiter.check(caller or address)
         return None
 
     @app.after_request

@@ -69,24 +69,38 @@ class RateLimiter:
 
     def check(self, caller: str) -> None:
         """Spend one request of ``caller``'s allowance, or raise RateLimited."""
+        self.refuse_if_spent(caller)
+        self.spend(caller)
+
+    def refuse_if_spent(self, caller: str, what: str = "requests") -> None:
+        """Raise RateLimited when ``caller`` has no allowance left; spend nothing."""
         if not self.enabled:
             return
-        rate = self.per_minute / 60.0
-        now = self._clock()
         with self._lock:
-            tokens, seen = self._buckets.get(caller, (float(self.per_minute), now))
-            tokens = min(float(self.per_minute), tokens + (now - seen) * rate)
+            tokens = self._refill(caller)
             if tokens < 1.0:
-                self._buckets[caller] = (tokens, now)
-                wait = math.ceil((1.0 - tokens) / rate)
+                wait = math.ceil((1.0 - tokens) / (self.per_minute / 60.0))
                 raise RateLimited(
-                    f"more than {self.per_minute} requests a minute from this caller",
+                    f"more than {self.per_minute} {what} a minute from this caller",
                     retry_after=wait,
                     hint=f"retry after {wait} s",
                 )
-            self._buckets[caller] = (tokens - 1.0, now)
+
+    def spend(self, caller: str) -> None:
+        """Take one from ``caller``'s allowance (it may go below one)."""
+        if not self.enabled:
+            return
+        with self._lock:
+            self._buckets[caller] = (self._refill(caller) - 1.0, self._clock())
             if len(self._buckets) > 10_000:
-                self._forget_idle(now)
+                self._forget_idle(self._clock())
+
+    def _refill(self, caller: str) -> float:
+        now = self._clock()
+        tokens, seen = self._buckets.get(caller, (float(self.per_minute), now))
+        tokens = min(float(self.per_minute), tokens + (now - seen) * self.per_minute / 60.0)
+        self._buckets[caller] = (tokens, now)
+        return tokens
 
     def _forget_idle(self, now: float) -> None:
         idle = [c for c, (_, seen) in self._buckets.items() if now - seen > 120]

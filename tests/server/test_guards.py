@@ -165,3 +165,20 @@ def test_unexpected_errors_are_json_without_a_traceback(
     assert unknown.status_code == 404 and unknown.json()["error"] == "not_found"
     wrong_method = httpx.delete(f"{server.url}/v1/answer")
     assert wrong_method.status_code == 405 and wrong_method.json()["status"] == 405
+
+
+def test_failed_authentication_is_rate_limited_per_address(
+    serve: Callable[[Flask], LiveServer], sample_graph: LocalStore
+) -> None:
+    app = create_app(
+        settings(server_api_keys="good-key", server_auth_failures=3),
+        llm=rok_script(),
+        graphs={"sample": sample_graph},
+    )
+    server = serve(app)
+    bad = {"Authorization": "Bearer guess"}
+    statuses = [httpx.get(f"{server.url}/v1/models", headers=bad).status_code for _ in range(5)]
+    assert statuses == [401, 401, 401, 429, 429]
+    blocked = httpx.get(f"{server.url}/v1/models", headers={"Authorization": "Bearer good-key"})
+    assert blocked.status_code == 429 and int(blocked.headers["retry-after"]) > 0
+    assert "failed authentications a minute" in blocked.text

@@ -32,3 +32,28 @@ def test_crashers_get_a_400_and_the_service_stays_up(scripted_server: LiveServer
         assert response.status_code in (400, 413), (name, response.text)
         assert "sparql_max_" in response.json()["hint"], name
     assert httpx.get(url, params={"query": "ASK {}"}).status_code == 200
+
+
+def test_a_lone_surrogate_in_a_chat_message_is_a_400_before_any_llm_call(
+    scripted_server: LiveServer,
+) -> None:
+    body = (
+        '{"model": "kgmw-rok", "stream": STREAM, '
+        '"messages": [{"role": "user", "content": "Who directed \\ud800 Titanic?"}]}'
+    )
+    for stream in ("false", "true"):
+        response = httpx.post(
+            f"{scripted_server.url}/v1/chat/completions",
+            content=body.replace("STREAM", stream),
+            headers={"Content-Type": "application/json"},
+            timeout=60,
+        )
+        assert response.status_code == 400, response.text
+        assert "not valid Unicode" in response.text  # in OpenAI's error shape
+    answer = httpx.post(
+        f"{scripted_server.url}/v1/answer",
+        content='{"question": "Who directed \\udfff Titanic?"}',
+        headers={"Content-Type": "application/json"},
+        timeout=60,
+    )
+    assert answer.status_code == 400 and "not valid Unicode" in answer.json()["message"]

@@ -21,6 +21,7 @@ from pyoxigraph import Literal, NamedNode, Quad
 
 from middleware.errors import BadRequest, LoadError
 from middleware.kg.backends.rdflib_graph import to_oxigraph
+from middleware.kg.load_guard import open_guarded, stopped_by
 from middleware.kg.profiles import RDFS_LABEL, DelimitedMapping, Profile
 
 RDF_FORMATS: dict[str, ox.RdfFormat] = {
@@ -110,17 +111,26 @@ def read_quads(source: Source, profile: Profile) -> Iterator[Quad]:
 def _read_with_oxigraph(source: Source) -> Iterator[Quad]:
     fmt = RDF_FORMATS[source.format]
     base = source.path.resolve().as_uri()
-    with open_binary(source.path) as handle:
+    with open_guarded(source.path, source.format) as handle:
         try:
             yield from ox.parse(handle, fmt, base_iri=base)
-        except SyntaxError as err:
-            line = err.lineno
-            what = str(err.msg or err)
-            if line is None and source.format == "rdfxml":
-                line = _xml_error_line(source.path)
-            raise LoadError(str(source.path), line, f"{source.format}: {what}") from err
-        except (OSError, EOFError, gzip.BadGzipFile) as err:
-            raise LoadError(str(source.path), None, f"cannot read: {err}") from err
+        except (SyntaxError, OSError, EOFError, gzip.BadGzipFile, LoadError) as err:
+            if (cap := stopped_by(handle)) is not None:
+                raise cap from None
+            _reraise(source, err)
+
+
+def _reraise(source: Source, err: BaseException) -> None:
+    """A parser's error as a LoadError naming file:line."""
+    if isinstance(err, LoadError):
+        raise err
+    if isinstance(err, SyntaxError):
+        line = err.lineno
+        what = str(err.msg or err)
+        if line is None and source.format == "rdfxml":
+            line = _xml_error_line(source.path)
+        raise LoadError(str(source.path), line, f"{source.format}: {what}") from err
+    raise LoadError(str(source.path), None, f"cannot read: {err}") from err
 
 
 def _xml_error_line(path: Path) -> int | None:
@@ -138,9 +148,10 @@ def _read_with_rdflib(source: Source) -> Iterator[Quad]:
     import rdflib
 
     dataset = rdflib.Dataset()
-    with open_binary(source.path) as handle:
+    with open_guarded(source.path, source.format, whole=True) as handle:
+        data = handle.read()  # a cap stops this with a LoadError
         try:
-            dataset.parse(io.BytesIO(handle.read()), format=RDFLIB_FORMATS[source.format])
+            dataset.parse(io.BytesIO(data), format=RDFLIB_FORMATS[source.format])
         except Exception as err:  # rdflib parsers raise many unrelated exception types
             line = getattr(err, "lineno", None) or getattr(err, "line", None)
             raise LoadError(
@@ -178,7 +189,7 @@ def read_delimited(path: Path, mapping: DelimitedMapping, profile: Profile) -> I
     relations: dict[str, NamedNode] = {}
     labelled: set[str] = set()
     separator: str | None = None
-    with open_binary(path) as raw:
+    with open_guarded(path, "delimited") as raw:
         number = 0
         try:
             for number, data in enumerate(raw, start=1):

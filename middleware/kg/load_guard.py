@@ -1,0 +1,112 @@
+"""Input files read under caps, so a crafted file cannot exhaust memory while loading.
+
+- ``.gz`` input may not decompress to more than ``MAX_RATIO`` times the compressed
+  bytes read so far (once past ``RATIO_FLOOR``): real RDF compresses 5-30×, bombs 1000×.
+- Line-based formats may not hold a line longer than ``MAX_LINE`` (a parser buffers a
+  whole line or statement).
+- XML input may not declare entities (``<!ENTITY``): they expand without bound.
+- Formats read whole (TriX, HexT through rdflib) may not exceed ``MAX_WHOLE``.
+
+Every refusal is a LoadError naming the file and the cap, raised after at most the
+bytes needed to see it; the load it interrupts leaves the store unchanged.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+from pathlib import Path
+from typing import IO, cast
+
+from middleware.errors import LoadError
+
+MAX_RATIO = 200
+RATIO_FLOOR = 16 << 20
+MAX_LINE = 16 << 20
+MAX_WHOLE = 256 << 20
+XML_PROLOG = 1 << 20  # entity declarations must come before the root element
+LINE_FORMATS = {"nt", "nq", "ttl", "trig", "n3", "delimited"}
+XML_FORMATS = {"rdfxml", "trix"}
+
+
+class GuardedInput(io.RawIOBase):
+    """A file's (decompressed) bytes, checked against the caps as they are read."""
+
+    def __init__(self, path: Path, fmt: str, *, whole: bool = False) -> None:
+        self.path = path
+        self.raw = path.open("rb")
+        self.gzipped = path.suffix.lower() == ".gz"
+        self.inner: IO[bytes] = (
+            cast(IO[bytes], gzip.GzipFile(fileobj=self.raw)) if self.gzipped else self.raw
+        )
+        self.lines = fmt in LINE_FORMATS
+        self.whole = whole
+        self.xml = fmt in XML_FORMATS
+        self.total = 0
+        self.run = 0  # bytes since the last line break
+        self.error: LoadError | None = None  # what stopped the read, for the caller
+        self.prolog = b""
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: bytearray | memoryview) -> int:  # type: ignore[override]
+        if self.error is not None:
+            raise self.error
+        count = self.inner.readinto(buffer)  # type: ignore[attr-defined]
+        if count:
+            self._check(bytes(memoryview(buffer)[:count]))
+        return int(count or 0)
+
+    def close(self) -> None:
+        self.inner.close()
+        self.raw.close()
+        super().close()
+
+    def _check(self, chunk: bytes) -> None:
+        self.total += len(chunk)
+        if self.xml and len(self.prolog) < XML_PROLOG:
+            self.prolog += chunk[: XML_PROLOG - len(self.prolog)]
+            if b"<!ENTITY" in self.prolog:
+                self._refuse(
+                    "declares XML entities (<!ENTITY); they are not loaded, since they "
+                    "can expand without bound",
+                    "remove the entity declarations from the DOCTYPE",
+                )
+        if self.gzipped and self.total > RATIO_FLOOR and self.total > MAX_RATIO * self.raw.tell():
+            self._refuse(
+                f"decompresses to more than {MAX_RATIO}× its compressed size "
+                f"({self.total:,} bytes from {self.raw.tell():,})",
+                "if the file is genuine, decompress it yourself and load the plain file",
+            )
+        if self.whole and self.total > MAX_WHOLE:
+            self._refuse(
+                f"is read whole by its parser and is larger than {MAX_WHOLE >> 20} MiB",
+                "convert it to N-Quads or Turtle, which are read as a stream",
+            )
+        if self.lines:
+            newline = chunk.rfind(b"\n")
+            self.run = len(chunk) - newline - 1 if newline >= 0 else self.run + len(chunk)
+            if self.run > MAX_LINE:
+                self._refuse(
+                    f"has a line longer than {MAX_LINE >> 20} MiB",
+                    "split the data into lines (one triple or statement per line)",
+                )
+
+    def _refuse(self, what: str, hint: str) -> None:
+        self.error = LoadError(str(self.path), None, what, hint=hint)
+        raise self.error
+
+
+def open_guarded(path: Path, fmt: str, *, whole: bool = False) -> io.BufferedReader:
+    """``path`` opened for reading under the caps (``.gz`` decompressed)."""
+    try:
+        return io.BufferedReader(GuardedInput(path, fmt, whole=whole), buffer_size=1 << 16)
+    except OSError as err:
+        raise LoadError(str(path), None, f"cannot open: {err.strerror or err}") from err
+
+
+def stopped_by(handle: io.BufferedReader) -> LoadError | None:
+    """The cap that stopped reading ``handle``, if one did."""
+    raw = handle.raw
+    return raw.error if isinstance(raw, GuardedInput) else None

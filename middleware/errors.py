@@ -104,6 +104,13 @@ class RateLimited(MiddlewareError):
         self.retry_after = retry_after
 
 
+class StoreBusy(MiddlewareError):
+    """Another writer held a local store for longer than ``store_lock_wait``."""
+
+    status = 409
+    code = "store_busy"
+
+
 class NotFound(MiddlewareError):
     """An entity, profile, source or file that does not exist."""
 

@@ -91,7 +91,9 @@ def load(
     elif not files:
         raise BadRequest("nothing to load", hint="give FILES or --recipe NAME --data-dir DIR")
     settings = settings_for(ctx, store=store, profile=profile, progress=progress)
-    target = LocalStore(store, profile=settings.profile, progress=settings.progress)
+    target = LocalStore(
+        store, profile=settings.profile, progress=settings.progress, wait=settings.store_lock_wait
+    )
     report = target.load(paths, format=fmt)
     click.echo(
         f"loaded {report.quads_read:,} triples from {len(report.files)} file(s) in "

@@ -26,6 +26,12 @@ class SourceSettings:
         None,
         "Source profile name (mappings/NAME.yaml) or path; default 'generic', 'metaqa' for the sample graph.",
     )
+    store_lock_wait: float = setting(
+        60.0,
+        "Seconds a load waits for another process writing the same local store "
+        "(`kgmw load`) before it gives up.",
+        minimum=0.0,
+    )
     timeout: float = setting(
         30.0,
         "Seconds one SPARQL query may take before it fails with EndpointTimeout.",

@@ -33,6 +33,7 @@ def open_graph(settings: Settings, *, read_only: bool = True) -> GraphOperations
             read_only=read_only,
             timeout=settings.timeout,
             progress=settings.progress,
+            wait=settings.store_lock_wait,
         )
     else:
         graph = sample_store(

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from pyoxigraph import NamedNode
 
-from middleware.errors import BadRequest, LoadError
+from middleware.errors import BadRequest, LoadError, StoreBusy
 from middleware.kg.backends.local import LocalStore
 from tests.conftest import FILMS
 
@@ -252,3 +252,26 @@ def test_recipe_errors_name_what_is_missing(
     assert "needs --data-dir" in capsys.readouterr().err
     assert main(["load", "--store", str(tmp_path / "s")]) == 2
     assert "nothing to load" in capsys.readouterr().err
+
+
+def test_a_second_writer_waits_for_the_first(tmp_path: Path) -> None:
+    import threading
+
+    first = LocalStore(tmp_path / "s")
+    first.load_text("<http://e/a> <http://e/p> <http://e/b> .\n", name="a.nt")
+    opened: list[LocalStore] = []
+    second = threading.Thread(target=lambda: opened.append(LocalStore(tmp_path / "s", wait=30)))
+    second.start()
+    time.sleep(1.0)
+    assert not opened  # still waiting for the lock
+    first.close()
+    second.join(30)
+    assert opened and len(opened[0]) == 1
+
+
+def test_a_writer_that_waits_too_long_names_the_setting(tmp_path: Path) -> None:
+    first = LocalStore(tmp_path / "s")
+    first.load_text("<http://e/a> <http://e/p> <http://e/b> .\n", name="a.nt")
+    with pytest.raises(StoreBusy, match="store_lock_wait"):
+        LocalStore(tmp_path / "s", wait=0.5)
+    first.close()

@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import sys
 import tempfile
 import time
 from collections.abc import Iterable, Iterator, Sequence
@@ -37,6 +38,7 @@ from middleware.errors import (
     EndpointError,
     EndpointTimeout,
     LoadError,
+    StoreBusy,
 )
 from middleware.kg.base import Capabilities, LabelRow, QueryResult
 from middleware.kg.loading import Source, detect_format, read_quads
@@ -83,8 +85,10 @@ class LocalStore(GraphOperations):
         read_only: bool = False,
         timeout: float = 30.0,
         progress: bool = False,
+        wait: float = 60.0,
     ) -> None:
         self.path = Path(path).expanduser() if path is not None else None
+        self.wait = wait  # seconds to wait for another writer to let go of the store
         self.read_only = read_only
         self.progress = progress
         self.default_timeout = timeout
@@ -144,12 +148,38 @@ class LocalStore(GraphOperations):
             generation = self._new_generation_dir()
             ox.Store(str(generation)).flush()
             self._swap(generation)
-        try:
-            if self.read_only:
+        if self.read_only:
+            try:
                 return ox.Store.read_only(str(generation))
-            return ox.Store(str(generation))
-        except OSError as err:
-            raise ConfigError(f"cannot open store {generation}: {err}") from err
+            except OSError as err:
+                raise ConfigError(f"cannot open store {generation}: {err}") from err
+        return self._open_for_writing(generation)
+
+    def _open_for_writing(self, generation: Path) -> ox.Store:
+        """Open read-write, waiting up to ``wait`` seconds while another writer (a
+        ``kgmw load``) holds the store, with a note on stderr."""
+        deadline = time.monotonic() + self.wait
+        noted = False
+        while True:
+            try:
+                return ox.Store(str(generation))
+            except OSError as err:
+                if "lock" not in str(err).lower():
+                    raise ConfigError(f"cannot open store {generation}: {err}") from err
+                if time.monotonic() >= deadline:
+                    raise StoreBusy(
+                        f"store {self.path} stayed open for writing by another process "
+                        f"for {self.wait:g} s",
+                        hint="wait for the other load to finish, or raise store_lock_wait",
+                    ) from err
+                if not noted:
+                    print(
+                        f"kgmw: {self.path} is being written by another process; waiting "
+                        f"up to {self.wait:g} s (store_lock_wait)",
+                        file=sys.stderr,
+                    )
+                    noted = True
+                time.sleep(0.2)
 
     def _new_generation_dir(self) -> Path:
         assert self.path is not None

@@ -273,6 +273,18 @@ class ServerSettings:
         "it, most of it reserved, not resident); a query that needs more gets a 400.",
         minimum=512,
     )
+    sparql_executors_memory_total: int = setting(
+        1024,
+        "Resident memory of all /sparql executors together, in MB: past it the query "
+        "using most is stopped (400). 0: no shared cap.",
+        minimum=0,
+    )
+    sparql_penalty: float = setting(
+        60.0,
+        "Seconds a caller (API key, else address) gets 429 on /sparql after one of its "
+        "queries had to be stopped (timeout, memory, crash, too many long queries).",
+        minimum=0.0,
+    )
     sparql_base_iri: str | None = setting(
         None,
         "Base IRI for relative IRIs in /sparql queries (a BASE in the query wins); unset: "

@@ -108,6 +108,7 @@ def _install_guards(app: Flask, settings: Settings, metrics: Metrics) -> None:
             except Unauthorized:
                 failures.spend(address)
                 raise
+        g.caller = caller or address  # who the query executors' penalty box sees
         limiter.check(caller or address)
         return None
 

@@ -11,7 +11,10 @@ holds a lock while a query runs.
 
 from __future__ import annotations
 
+import contextlib
+import math
 import multiprocessing
+import os
 import queue
 import resource
 import threading
@@ -28,12 +31,16 @@ from middleware.errors import (
     EndpointError,
     EndpointTimeout,
     MiddlewareError,
+    RateLimited,
 )
 from middleware.kg.sparql_guard import QueryDataset
 
 _CONTEXT = multiprocessing.get_context("spawn")  # safe beside the server's threads
 START_TIMEOUT = 60.0  # seconds an executor may take to import and open the store
 START_FAILURES = 3  # executors in a row that die before they are ready: stop trying
+LONG_AFTER = 0.1  # seconds after which a query is long: it yields the CPU (nice 19)
+WATCH_EVERY = 0.05
+PAGE = os.sysconf("SC_PAGE_SIZE")
 
 
 @dataclass(frozen=True)
@@ -49,6 +56,17 @@ class _Executor:
     def __init__(self, process: BaseProcess, conn: Connection) -> None:
         self.process = process
         self.conn = conn
+        self.started: float | None = None  # when its current query began
+        self.long = False  # its query ran past LONG_AFTER and was given way
+        self.stopped_for: MiddlewareError | None = None  # why the watch killed it
+
+    def rss(self) -> int:
+        """Resident bytes, 0 when unknown."""
+        try:
+            with open(f"/proc/{self.process.pid}/statm", encoding="ascii") as statm:
+                return int(statm.read().split()[1]) * PAGE
+        except (OSError, ValueError, IndexError):
+            return 0
 
     def stop(self) -> None:
         if self.process.is_alive():
@@ -61,12 +79,22 @@ class QueryPool:
     """``workers`` executor processes over the store at ``path``."""
 
     def __init__(
-        self, path: Path, *, profile: str, workers: int = 2, memory_mb: int = 1024
+        self,
+        path: Path,
+        *,
+        profile: str,
+        workers: int = 2,
+        memory_mb: int = 1024,
+        total_mb: int = 0,
+        penalty: float = 0.0,
     ) -> None:
         self.path = path
         self.profile = profile
         self.workers = workers
         self.memory_mb = memory_mb
+        self.total_mb = total_mb  # resident memory of all executors together; 0: no cap
+        self.penalty = penalty  # seconds a caller whose query was stopped is refused
+        self._penalties: dict[str, float] = {}
         self.replaced = 0  # executors killed or lost and started again
         self._idle: queue.Queue[_Executor] = queue.Queue()
         self._all: list[_Executor] = []
@@ -76,6 +104,7 @@ class QueryPool:
         self.broken: str | None = None  # why executors cannot start, once they cannot
         for _ in range(workers):
             self._start()
+        threading.Thread(target=self._watch, daemon=True, name="kgmw-query-watch").start()
 
     def run(
         self,
@@ -85,28 +114,100 @@ class QueryPool:
         timeout: float,
         max_rows: int | None,
         dataset: QueryDataset | None = None,
+        client: str = "",
     ) -> PoolResult:
-        """Run checked query ``text`` in an idle executor, waiting at most ``timeout``
-        seconds for one to be free and ``timeout`` more for the result."""
+        """Run checked query ``text`` for ``client`` in an idle executor, waiting at most
+        ``timeout`` seconds for one to be free and ``timeout`` more for the result."""
+        self._check_penalty(client)
         executor = self._take(timeout + START_TIMEOUT)
+        executor.started, executor.long, executor.stopped_for = time.monotonic(), False, None
         try:
             executor.conn.send((text, fmt, timeout, max_rows, dataset))
             if not executor.conn.poll(timeout + 1.0):
                 self._replace(executor)
+                self._punish(client)
                 raise EndpointTimeout(
                     f"the query ran past its {timeout:g} s timeout; its executor was stopped",
                     hint="narrow the query, or raise --timeout",
                 )
             message = executor.conn.recv()
         except (EOFError, OSError, BrokenPipeError):
+            reason = executor.stopped_for
             code = self._replace(executor)
-            raise _lost(code, self.memory_mb) from None
-        self._idle.put(executor)
+            self._punish(client)
+            raise (reason or _lost(code, self.memory_mb)) from None
+        executor.started = None
+        if executor.long:  # it gave way with nice 19, which cannot be undone: retire it
+            self._replace(executor)
+        else:
+            self._idle.put(executor)
         status, *rest = message
         if status == "ok":
             body, kind, truncated = rest
             return PoolResult(body, kind, truncated)
         raise _rebuild(*rest)
+
+    def _check_penalty(self, client: str) -> None:
+        until = self._penalties.get(client, 0.0) if client else 0.0
+        wait = until - time.monotonic()
+        if wait > 0:
+            raise RateLimited(
+                "a recent query from this caller had to be stopped (timeout, memory or "
+                "crash); its queries are refused for a while",
+                retry_after=math.ceil(wait),
+                hint=f"retry after {math.ceil(wait)} s (sparql_penalty)",
+            )
+
+    def _punish(self, client: str) -> None:
+        if client and self.penalty > 0:
+            self._penalties[client] = time.monotonic() + self.penalty
+            if len(self._penalties) > 10_000:
+                now = time.monotonic()
+                self._penalties = {c: t for c, t in self._penalties.items() if t > now}
+
+    def _watch(self) -> None:
+        """Every WATCH_EVERY s: long queries yield the CPU to short ones (nice 19);
+        beyond workers - 1 long queries at once the newest is stopped, so one executor
+        stays free for short ones; past ``total_mb`` resident the largest is stopped."""
+        while not self._closed:
+            time.sleep(WATCH_EVERY)
+            with self._lock:
+                executors = list(self._all)
+            now = time.monotonic()
+            busy = [e for e in executors if e.started is not None and e.stopped_for is None]
+            for executor in busy:
+                if not executor.long and now - (executor.started or now) > LONG_AFTER:
+                    executor.long = True
+                    with contextlib.suppress(OSError, TypeError):
+                        os.setpriority(os.PRIO_PROCESS, executor.process.pid or 0, 19)
+            longs = sorted((e for e in busy if e.long), key=lambda e: e.started or now)
+            while len(longs) > max(1, self.workers - 1):
+                self._stop(
+                    longs.pop(),
+                    RateLimited(
+                        f"the service already runs {len(longs)} long queries, as many as "
+                        "it allows at once",
+                        retry_after=10,
+                        hint="retry later, or raise sparql_executors",
+                    ),
+                )
+            if self.total_mb and busy:
+                sizes = {id(e): e.rss() for e in executors}
+                if sum(sizes.values()) > self.total_mb << 20:
+                    largest = max(busy, key=lambda e: sizes[id(e)])
+                    self._stop(
+                        largest,
+                        BadRequest(
+                            f"the query needed more memory than the executors' shared "
+                            f"{self.total_mb} MB allow",
+                            hint="narrow the query, or raise sparql_executors_memory_total",
+                        ),
+                    )
+
+    def _stop(self, executor: _Executor, reason: MiddlewareError) -> None:
+        executor.stopped_for = reason
+        with contextlib.suppress(OSError):
+            executor.process.kill()
 
     def _take(self, wait: float) -> _Executor:
         deadline = time.monotonic() + wait

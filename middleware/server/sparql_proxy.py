@@ -12,7 +12,7 @@ capped at ``sparql_max_rows`` and written in the format the ``Accept`` header (o
 
 from __future__ import annotations
 
-from flask import Blueprint, Response, request
+from flask import Blueprint, Response, g, request
 
 from middleware.errors import BadRequest, NotAcceptable, ReadOnlyViolation, UnsupportedMediaType
 from middleware.kg.open import query_policy
@@ -43,6 +43,7 @@ def sparql() -> Response:
             timeout=settings.timeout,
             max_rows=settings.sparql_max_rows,
             dataset=dataset or None,
+            client=g.get("caller", ""),
         )
         body, kind, truncated = ran.body, ran.kind, ran.truncated
     else:

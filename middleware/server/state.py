@@ -95,6 +95,8 @@ class ServiceState:
                         profile=graph.profile.name,
                         workers=workers,
                         memory_mb=self.source_settings(key).sparql_executor_memory,
+                        total_mb=self.source_settings(key).sparql_executors_memory_total,
+                        penalty=self.source_settings(key).sparql_penalty,
                     )
                 self._pools[key] = pool
             return self._pools[key]

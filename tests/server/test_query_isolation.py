@@ -3,6 +3,7 @@ only its own executor, which is replaced, and other requests go on."""
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from collections.abc import Callable
@@ -22,6 +23,8 @@ SPIN = "SELECT (COUNT(*) AS ?n) WHERE { ?a ?b ?c . ?d ?e ?f . ?g ?h ?i }"  # CPU
 
 
 def start(serve: Callable[[Flask], LiveServer], graph: LocalStore, **values: Any) -> LiveServer:
+    """The service; the penalty box off unless asked for, so one client can go on."""
+    values.setdefault("sparql_penalty", 0.0)
     return serve(create_app(settings(**values), graphs={"sample": graph}))
 
 
@@ -107,3 +110,55 @@ def test_a_second_request_completes_while_a_slow_one_runs(
     assert ask(server) == 200 and "status" not in slow  # answered while the cube runs
     runner.join()
     assert slow["status"] == 504
+
+
+def test_a_caller_whose_query_was_stopped_waits_in_the_penalty_box(
+    serve: Callable[[Flask], LiveServer], sample_graph: LocalStore
+) -> None:
+    server = start(serve, sample_graph, timeout=1.0, sparql_penalty=30.0)
+    assert ask(server) == 200
+    assert httpx.get(f"{server.url}/sparql", params={"query": SPIN}, timeout=60).status_code == 504
+    refused = httpx.get(f"{server.url}/sparql", params={"query": "ASK {}"}, timeout=60)
+    assert refused.status_code == 429 and int(refused.headers["retry-after"]) > 20
+    assert "sparql_penalty" in refused.json()["hint"]
+
+
+def test_long_queries_yield_and_one_executor_stays_for_short_ones(
+    serve: Callable[[Flask], LiveServer], sample_graph: LocalStore
+) -> None:
+    server = start(serve, sample_graph, timeout=20.0, sparql_executors=3)
+    assert ask(server) == 200
+    pool = pool_of(server)
+    wait_for_executors(pool, 3)
+    statuses: list[int] = []
+
+    def spin() -> None:
+        response = httpx.get(f"{server.url}/sparql", params={"query": SPIN}, timeout=60)
+        statuses.append(response.status_code)
+
+    first = threading.Thread(target=spin)
+    first.start()
+    time.sleep(0.5)
+    niced = [pid for pid in pool.pids() if os.getpriority(os.PRIO_PROCESS, pid) == 19]
+    assert len(niced) == 1  # the long query gave way
+    second = threading.Thread(target=spin)
+    second.start()
+    time.sleep(0.5)
+    third = threading.Thread(target=spin)  # a third long query: past workers - 1
+    third.start()
+    third.join(30)
+    assert statuses == [429]
+    assert ask(server) == 200  # the free executor still answers short queries
+    first.join(60)
+    second.join(60)
+    assert sorted(statuses) == [429, 504, 504]
+
+
+def test_the_shared_memory_cap_stops_the_largest_query(
+    serve: Callable[[Flask], LiveServer], sample_graph: LocalStore
+) -> None:
+    server = start(serve, sample_graph, timeout=60.0, sparql_executors_memory_total=500)
+    response = httpx.get(f"{server.url}/sparql", params={"query": CUBE}, timeout=90)
+    assert response.status_code == 400, response.text
+    assert "sparql_executors_memory_total" in response.json()["hint"]
+    assert ask(server) == 200

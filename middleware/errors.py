@@ -52,6 +52,12 @@ class ReadOnlyViolation(BadRequest):
     code = "read_only"
 
 
+class QueryTooComplex(BadRequest):
+    """A caller's query past a shape limit (nesting depth, operator count)."""
+
+    code = "query_too_complex"
+
+
 class LoadError(BadRequest):
     """An input file could not be parsed; ``path`` and ``line`` say where."""
 

@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 from typing import Literal
 from urllib.parse import urljoin
 
-from middleware.errors import BadRequest, PayloadTooLarge, ReadOnlyViolation
-from middleware.kg.sparql_lexer import IRIREF, Token, canonical, expand_escapes, tokenize
+from middleware.errors import BadRequest, PayloadTooLarge, QueryTooComplex, ReadOnlyViolation
+from middleware.kg.sparql_lexer import IRIREF, Token, canonical, expand_escapes, iter_tokens
 
 QueryKind = Literal["select", "ask", "construct", "describe"]
 _KINDS: dict[str, QueryKind] = {
@@ -132,10 +132,14 @@ def guard_query(sparql: str, policy: QueryPolicy | None = None) -> GuardedQuery:
             f"the query has {len(sparql)} characters, more than the limit of {limits.max_chars}",
             hint="shorten it, or raise the setting sparql_max_query_chars",
         )
-    tokens = tokenize(expand_escapes(sparql))
+    shape = _Shape(limits)
+    tokens = []
+    for token in iter_tokens(expand_escapes(sparql)):  # junk stops at its first limit
+        tokens.append(token)
+        shape.add(token)
     text = canonical(tokens)
     significant = [t for t in tokens if t.kind != "space"]
-    depth, terms = _shape(significant, limits)
+    depth, terms = shape.deepest, shape.terms
     kind, prefixes, base = _form(significant)
     services = _services(significant, prefixes, base)
     guarded = GuardedQuery(text, kind, services, depth, terms)
@@ -159,31 +163,36 @@ def check_services(query: GuardedQuery, allowed: Sequence[str]) -> None:
             )
 
 
-def _shape(tokens: list[Token], limits: QueryLimits) -> tuple[int, int]:
-    depth = deepest = terms = 0
-    for token in tokens:
+class _Shape:
+    """Nesting depth and operator count, checked token by token."""
+
+    def __init__(self, limits: QueryLimits) -> None:
+        self.limits = limits
+        self.depth = self.deepest = self.terms = 0
+
+    def add(self, token: Token) -> None:
+        limits = self.limits
         if token.kind == "punct" and token.text in _OPENERS:
-            depth += 1
-            deepest = max(deepest, depth)
-            if depth > limits.max_depth:
-                raise BadRequest(
+            self.depth += 1
+            self.deepest = max(self.deepest, self.depth)
+            if self.depth > limits.max_depth:
+                raise QueryTooComplex(
                     f"the query nests brackets deeper than the limit of {limits.max_depth}",
                     hint="flatten it, or raise the setting sparql_max_depth",
                 )
         elif token.kind == "punct" and token.text in _CLOSERS:
-            depth -= 1
+            self.depth -= 1
         elif (token.kind == "punct" and token.text not in "{}()[]") or (
             token.kind == "word" and token.text.upper() in _STRUCTURAL
         ):
-            terms += 1
-            if terms > limits.max_terms:
-                raise BadRequest(
+            self.terms += 1
+            if self.terms > limits.max_terms:
+                raise QueryTooComplex(
                     f"the query has more operators and patterns than the limit of "
                     f"{limits.max_terms}",
                     hint="split it, use VALUES for long lists, or raise the setting "
                     "sparql_max_terms",
                 )
-    return deepest, terms
 
 
 def _form(tokens: list[Token]) -> tuple[QueryKind, dict[str, str], str | None]:

@@ -15,6 +15,7 @@ ASK { ?s ?p "a\nb" }
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from middleware.errors import BadRequest
@@ -91,7 +92,11 @@ def expand_escapes(text: str) -> str:
 def tokenize(text: str) -> list[Token]:
     """The tokens of ``text`` (escapes already expanded), whitespace and comments kept
     as ``space`` tokens; BadRequest for a broken string, escape or backslash."""
-    tokens: list[Token] = []
+    return list(iter_tokens(text))
+
+
+def iter_tokens(text: str) -> Iterator[Token]:
+    """``tokenize``, one token at a time, so a caller can stop early."""
     i, n = 0, len(text)
     while i < n:
         char = text[i]
@@ -99,36 +104,36 @@ def tokenize(text: str) -> list[Token]:
             j = i + 1
             while j < n and text[j].isspace():
                 j += 1
-            tokens.append(Token("space", text[i:j]))
+            yield Token("space", text[i:j])
         elif char == "#":
             j = i
             while j < n and text[j] not in "\n\r":
                 j += 1
-            tokens.append(Token("space", "\n"))  # a comment runs as a line break
+            yield Token("space", "\n")  # a comment runs as a line break
         elif char == "<" and (match := IRIREF.match(text, i)):
             j = match.end()
-            tokens.append(Token("iri", match.group()))
+            yield Token("iri", match.group())
         elif char in "\"'":
             j, value = _string(text, i)
-            tokens.append(Token("string", value))
+            yield Token("string", value)
         elif char in "?$":
             match = _VARNAME.match(text, i + 1)
             j = match.end() if match else i + 1
-            tokens.append(Token("var" if match else "punct", text[i:j]))
+            yield Token("var" if match else "punct", text[i:j])
         elif char == "_" and text.startswith("_:", i):
             match = _LOCAL_PART.match(text, i + 2)
             j = _trim_dots(text, i + 2, match.end() if match else i + 2)
-            tokens.append(Token("bnode", text[i:j]))
+            yield Token("bnode", text[i:j])
         elif char.isdigit() or (char == "." and i + 1 < n and text[i + 1].isdigit()):
             match = _NUMBER.match(text, i)
             j = match.end() if match else i + 1
-            tokens.append(Token("number", text[i:j]))
+            yield Token("number", text[i:j])
         elif char == "@" and (match := _LANGTAG.match(text, i)):
             j = match.end()
-            tokens.append(Token("langtag", match.group()))
+            yield Token("langtag", match.group())
         elif _NAME_START.match(char):
             j, token = _name(text, i)
-            tokens.append(token)
+            yield token
         elif char == "\\":
             raise BadRequest(
                 f"a backslash outside a string at position {i}",
@@ -137,9 +142,8 @@ def tokenize(text: str) -> list[Token]:
         else:
             op = next((o for o in _OPERATORS if text.startswith(o, i)), char)
             j = i + len(op)
-            tokens.append(Token("punct", op))
+            yield Token("punct", op)
         i = j
-    return tokens
 
 
 def _name(text: str, i: int) -> tuple[int, Token]:

@@ -108,8 +108,10 @@ def _install_guards(app: Flask, settings: Settings, metrics: Metrics) -> None:
             except Unauthorized:
                 failures.spend(address)
                 raise
-        g.caller = caller or address  # who the query executors' penalty box sees
+        g.caller = caller or address  # who the /sparql penalty box sees
         limiter.check(caller or address)
+        if request.endpoint == "sparql.sparql":
+            app.config[STATE_KEY].penalties.check(g.caller)
         return None
 
     @app.after_request

@@ -108,6 +108,58 @@ class RateLimiter:
             del self._buckets[caller]
 
 
+class PenaltyBox:
+    """Callers refused for ``seconds`` after a query of theirs had to be stopped while it
+    ran (timeout, memory, crash), or after more than three were refused for their shape
+    (past a limit) within that time: checked before a request's body is read, so a
+    flood of crafted queries costs little."""
+
+    def __init__(self, seconds: float, *, clock: Callable[[], float] = time.monotonic) -> None:
+        self.seconds = seconds
+        self._clock = clock
+        self._until: dict[str, float] = {}
+        self._strikes: dict[str, list[float]] = {}
+        self._lock = threading.Lock()
+
+    def check(self, caller: str) -> None:
+        """Raise RateLimited while ``caller`` is in the box."""
+        with self._lock:
+            wait = self._until.get(caller, 0.0) - self._clock()
+        if wait > 0:
+            raise RateLimited(
+                "a recent query from this caller went past a limit or had to be stopped "
+                "(timeout, memory, crash); its queries are refused for a while",
+                retry_after=math.ceil(wait),
+                hint=f"retry after {math.ceil(wait)} s (sparql_penalty)",
+            )
+
+    def strike(self, caller: str, *, allowed: int = 3) -> None:
+        """Count a refusal of ``caller``'s query for its shape; past ``allowed`` of them
+        within ``seconds``, ``caller`` goes in the box (one mistake costs nothing)."""
+        if not caller or self.seconds <= 0:
+            return
+        with self._lock:
+            now = self._clock()
+            recent = [t for t in self._strikes.get(caller, []) if now - t < self.seconds]
+            recent.append(now)
+            self._strikes[caller] = recent
+            if len(self._strikes) > 10_000:
+                self._strikes = {
+                    c: ts for c, ts in self._strikes.items() if now - ts[-1] < self.seconds
+                }
+        if len(recent) > allowed:
+            self.punish(caller)
+
+    def punish(self, caller: str) -> None:
+        if not caller or self.seconds <= 0:
+            return
+        with self._lock:
+            now = self._clock()
+            self._until[caller] = now + self.seconds
+            if len(self._until) > 10_000:
+                self._until = {c: t for c, t in self._until.items() if t > now}
+
+
 class CorsPolicy:
     """Which browser origins may call the service; none unless configured."""
 

@@ -12,7 +12,6 @@ holds a lock while a query runs.
 from __future__ import annotations
 
 import contextlib
-import math
 import multiprocessing
 import os
 import queue
@@ -34,8 +33,15 @@ from middleware.errors import (
     RateLimited,
 )
 from middleware.kg.sparql_guard import QueryDataset
+from middleware.server.guard import PenaltyBox
 
-_CONTEXT = multiprocessing.get_context("spawn")  # safe beside the server's threads
+# A fork server: one single-threaded process that has imported the executor's modules
+# once; each executor is forked from it (milliseconds, not the second a fresh
+# interpreter takes), and never from the service's threaded process.
+_CONTEXT = multiprocessing.get_context("forkserver")
+_CONTEXT.set_forkserver_preload(
+    ["middleware.kg.backends.local", "middleware.serialize.sparql_results"]
+)
 START_TIMEOUT = 60.0  # seconds an executor may take to import and open the store
 START_FAILURES = 3  # executors in a row that die before they are ready: stop trying
 LONG_AFTER = 0.1  # seconds after which a query is long: it yields the CPU (nice 19)
@@ -86,15 +92,14 @@ class QueryPool:
         workers: int = 2,
         memory_mb: int = 1024,
         total_mb: int = 0,
-        penalty: float = 0.0,
+        penalties: PenaltyBox | None = None,
     ) -> None:
         self.path = path
         self.profile = profile
         self.workers = workers
         self.memory_mb = memory_mb
         self.total_mb = total_mb  # resident memory of all executors together; 0: no cap
-        self.penalty = penalty  # seconds a caller whose query was stopped is refused
-        self._penalties: dict[str, float] = {}
+        self.penalties = penalties or PenaltyBox(0.0)  # for callers whose query was stopped
         self.replaced = 0  # executors killed or lost and started again
         self._idle: queue.Queue[_Executor] = queue.Queue()
         self._all: list[_Executor] = []
@@ -118,14 +123,14 @@ class QueryPool:
     ) -> PoolResult:
         """Run checked query ``text`` for ``client`` in an idle executor, waiting at most
         ``timeout`` seconds for one to be free and ``timeout`` more for the result."""
-        self._check_penalty(client)
+        self.penalties.check(client)
         executor = self._take(timeout + START_TIMEOUT)
         executor.started, executor.long, executor.stopped_for = time.monotonic(), False, None
         try:
             executor.conn.send((text, fmt, timeout, max_rows, dataset))
             if not executor.conn.poll(timeout + 1.0):
                 self._replace(executor)
-                self._punish(client)
+                self.penalties.punish(client)
                 raise EndpointTimeout(
                     f"the query ran past its {timeout:g} s timeout; its executor was stopped",
                     hint="narrow the query, or raise --timeout",
@@ -134,7 +139,7 @@ class QueryPool:
         except (EOFError, OSError, BrokenPipeError):
             reason = executor.stopped_for
             code = self._replace(executor)
-            self._punish(client)
+            self.penalties.punish(client)
             raise (reason or _lost(code, self.memory_mb)) from None
         executor.started = None
         if executor.long:  # it gave way with nice 19, which cannot be undone: retire it
@@ -146,24 +151,6 @@ class QueryPool:
             body, kind, truncated = rest
             return PoolResult(body, kind, truncated)
         raise _rebuild(*rest)
-
-    def _check_penalty(self, client: str) -> None:
-        until = self._penalties.get(client, 0.0) if client else 0.0
-        wait = until - time.monotonic()
-        if wait > 0:
-            raise RateLimited(
-                "a recent query from this caller had to be stopped (timeout, memory or "
-                "crash); its queries are refused for a while",
-                retry_after=math.ceil(wait),
-                hint=f"retry after {math.ceil(wait)} s (sparql_penalty)",
-            )
-
-    def _punish(self, client: str) -> None:
-        if client and self.penalty > 0:
-            self._penalties[client] = time.monotonic() + self.penalty
-            if len(self._penalties) > 10_000:
-                now = time.monotonic()
-                self._penalties = {c: t for c, t in self._penalties.items() if t > now}
 
     def _watch(self) -> None:
         """Every WATCH_EVERY s: long queries yield the CPU to short ones (nice 19);

@@ -14,7 +14,14 @@ from __future__ import annotations
 
 from flask import Blueprint, Response, g, request
 
-from middleware.errors import BadRequest, NotAcceptable, ReadOnlyViolation, UnsupportedMediaType
+from middleware.errors import (
+    BadRequest,
+    NotAcceptable,
+    PayloadTooLarge,
+    QueryTooComplex,
+    ReadOnlyViolation,
+    UnsupportedMediaType,
+)
 from middleware.kg.open import query_policy
 from middleware.kg.sparql_guard import QueryDataset, guard_query, with_base
 from middleware.serialize.sparql_results import ALIASES, formats_for, write_result
@@ -32,7 +39,11 @@ def sparql() -> Response:
     graph = app_state.graph(source)
     settings = app_state.settings
     base_iri = settings.sparql_base_iri or request.base_url
-    guarded = guard_query(with_base(text, base_iri), query_policy(settings))
+    try:
+        guarded = guard_query(with_base(text, base_iri), query_policy(settings))
+    except (QueryTooComplex, PayloadTooLarge):
+        app_state.penalties.strike(g.get("caller", ""))  # the crash corpus's shapes
+        raise
     dataset.check()
     fmt = _negotiate("graph" if guarded.kind in ("construct", "describe") else guarded.kind)
     pool = app_state.query_pool(source)

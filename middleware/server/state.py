@@ -21,6 +21,7 @@ from middleware.llm.factory import open_llm
 from middleware.llm.ledger import Budget
 from middleware.methods.method import Method
 from middleware.methods.registry import METHODS, build_method
+from middleware.server.guard import PenaltyBox
 from middleware.server.query_pool import QueryPool
 
 DEFAULT_SOURCE = "default"
@@ -46,6 +47,7 @@ class ServiceState:
         self._graphs: dict[str, GraphOperations] = dict(self._given)
         self._methods: dict[tuple[str, str], Method] = {}
         self._pools: dict[str, QueryPool | None] = {}
+        self.penalties = PenaltyBox(settings.sparql_penalty)  # /sparql callers, all sources
         self._lock = threading.RLock()
 
     # -- sources ----------------------------------------------------------------------
@@ -96,7 +98,7 @@ class ServiceState:
                         workers=workers,
                         memory_mb=self.source_settings(key).sparql_executor_memory,
                         total_mb=self.source_settings(key).sparql_executors_memory_total,
-                        penalty=self.source_settings(key).sparql_penalty,
+                        penalties=self.penalties,
                     )
                 self._pools[key] = pool
             return self._pools[key]

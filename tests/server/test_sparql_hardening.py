@@ -25,13 +25,29 @@ def test_no_smuggled_service_reaches_the_network_from_the_service(
     assert settle(listener) == 0
 
 
-def test_crashers_get_a_400_and_the_service_stays_up(scripted_server: LiveServer) -> None:
-    url = f"{scripted_server.url}/sparql"
+def test_crashers_get_a_400_and_the_service_stays_up(
+    serve: Callable[[Flask], LiveServer], sample_graph: LocalStore
+) -> None:
+    server = serve(create_app(settings(sparql_penalty=0.0), graphs={"sample": sample_graph}))
+    url = f"{server.url}/sparql"
     for name, query in CRASHERS.items():
         response = httpx.post(url, data={"query": query}, timeout=30)
         assert response.status_code in (400, 413), (name, response.text)
         assert "sparql_max_" in response.json()["hint"], name
     assert httpx.get(url, params={"query": "ASK {}"}).status_code == 200
+
+
+def test_a_caller_sending_crashers_again_and_again_is_put_in_the_penalty_box(
+    scripted_server: LiveServer,
+) -> None:
+    url = f"{scripted_server.url}/sparql"
+    deep = CRASHERS["nested braces"]
+    statuses = [httpx.post(url, data={"query": deep}, timeout=30).status_code for _ in range(3)]
+    assert statuses == [400, 400, 400]  # mistakes cost nothing
+    assert httpx.get(url, params={"query": "ASK {}"}).status_code == 200
+    assert httpx.post(url, data={"query": deep}, timeout=30).status_code == 400  # the 4th
+    refused = httpx.get(url, params={"query": "ASK {}"})
+    assert refused.status_code == 429 and "sparql_penalty" in refused.json()["hint"]
 
 
 def test_a_lone_surrogate_in_a_chat_message_is_a_400_before_any_llm_call(

@@ -56,7 +56,7 @@ def serve(
         **llm.overrides(),
     )
     _announce(settings)
-    if settings.server_workers > 1:
+    if _uses_gunicorn(settings):
         _run_gunicorn(settings)
     else:
         from werkzeug.serving import run_simple
@@ -75,7 +75,8 @@ def _announce(settings: Settings) -> None:
     sources = ", ".join(["default", *settings.source_names])
     click.echo(
         f"kgmw: serving http://{settings.server_host}:{settings.server_port}/ with "
-        f"{settings.server_workers} worker(s); sources: {sources}; LLM: {backend_name(settings)}; "
+        f"{settings.server_workers} worker(s) "
+        f"({'gunicorn' if _uses_gunicorn(settings) else 'development server'}); sources: {sources}; LLM: {backend_name(settings)}; "
         f"API keys: {keys}",
         err=True,
     )
@@ -85,6 +86,12 @@ def _announce(settings: Settings) -> None:
             "set KGMW_SERVER_API_KEYS",
             err=True,
         )
+
+
+def _uses_gunicorn(settings: Settings) -> bool:
+    """Several workers, or any address beyond this machine: the production server
+    (worker timeouts, keep-alive limits); the development server only on loopback."""
+    return settings.server_workers > 1 or not _loopback(settings.server_host)
 
 
 def _loopback(host: str) -> bool:
@@ -107,6 +114,10 @@ def _run_gunicorn(settings: Settings) -> None:
                 "worker_class": "gthread",
                 "threads": 4,
                 "timeout": GUNICORN_TIMEOUT,
+                "graceful_timeout": 30,
+                "keepalive": 5,  # an idle connection is closed after 5 s
+                "limit_request_line": 8190,
+                "limit_request_fields": 100,
                 "accesslog": "-",
             }
             for key, value in options.items():

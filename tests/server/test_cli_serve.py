@@ -95,3 +95,17 @@ def test_serve_warns_when_open_beyond_loopback() -> None:
         _announce(settings)
         assert b"without API keys" in err.getvalue()
     assert cli.get_command(None, "serve") is not None  # type: ignore[arg-type]
+
+
+def test_serve_beyond_loopback_runs_the_production_server() -> None:
+    from middleware.cli.serve import _uses_gunicorn
+    from middleware.config import Settings
+
+    def uses(**values: object) -> bool:
+        return _uses_gunicorn(Settings.load(config_path=None, env={}, overrides=values))
+
+    assert not uses(server_host="127.0.0.1")
+    assert not uses(server_host="localhost")
+    assert uses(server_host="127.0.0.1", server_workers=2)
+    assert uses(server_host="0.0.0.0")
+    assert uses(server_host="192.168.1.5")

@@ -227,6 +227,11 @@ class ServerSettings:
         "429 (even with a valid key) until the allowance refills; 0 turns the limit off.",
         minimum=0,
     )
+    server_redact_steps: bool = setting(
+        False,
+        "Leave prompts and raw LLM output out of the steps of answers the service "
+        "returns (names, timings and costs stay).",
+    )
     server_cors_origins: str | None = setting(
         None,
         "Comma-separated origins allowed to call the service from a browser ('*' for any); "

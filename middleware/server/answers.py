@@ -115,6 +115,9 @@ def answer_body(answer: Answer, graphs: list[KnowledgeGraph]) -> dict[str, Any]:
     """The Answer JSON with its evidence drawn as nodes and edges (``evidence_graph``)."""
     body = answer_dict(answer)
     body["evidence_graph"] = evidence_graph(answer, {graph.name: graph for graph in graphs})
+    if state().settings.server_redact_steps:  # prompts and raw LLM output stay here
+        for step in body["steps"]:
+            step["prompt"] = step["raw"] = None
     return body
 
 

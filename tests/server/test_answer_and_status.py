@@ -170,3 +170,27 @@ def test_page_and_its_assets_are_served_by_the_app(scripted_server: LiveServer) 
         response = httpx.get(f"{scripted_server.url}/static/{asset}")
         assert response.status_code == 200 and response.text
     assert httpx.get(f"{scripted_server.url}/static/other.js").status_code == 404
+
+
+def test_steps_can_be_redacted(
+    serve: Callable[[Flask], LiveServer], sample_graph: LocalStore
+) -> None:
+    app = create_app(
+        settings(server_redact_steps=True), llm=rok_script(), graphs={"sample": sample_graph}
+    )
+    server = serve(app)
+    body = httpx.post(
+        f"{server.url}/v1/answer", json={"question": "Who directed Titanic?"}, timeout=60
+    ).json()
+    assert body["answer"] and body["steps"]
+    assert all(s["prompt"] is None and s["raw"] is None for s in body["steps"])
+    assert any(s["llm_calls"] for s in body["steps"])  # the costs stay
+    chat = httpx.post(
+        f"{server.url}/v1/chat/completions",
+        json={
+            "model": "kgmw-rok",
+            "messages": [{"role": "user", "content": "Who directed Titanic?"}],
+        },
+        timeout=60,
+    ).json()
+    assert all(s["prompt"] is None for s in chat["kgmw"]["steps"])

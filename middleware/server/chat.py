@@ -215,6 +215,15 @@ class _Reply:
         return f"data: {json.dumps(chunk, ensure_ascii=False)}\n\n"
 
     def stream(self, worker: _Worker, graphs: list[Any], *, include_usage: bool) -> Iterator[str]:
+        """The answer as SSE chunks; whatever fails, an error event, and always
+        ``[DONE]`` last, so no client is left with a stream that just stops."""
+        try:
+            yield from self._events(worker, graphs, include_usage=include_usage)
+        except Exception as failure:  # a chunk that could not be written
+            yield self._error(failure)
+        yield "data: [DONE]\n\n"
+
+    def _events(self, worker: _Worker, graphs: list[Any], *, include_usage: bool) -> Iterator[str]:
         yield self._chunk({"role": "assistant", "content": ""})
         outcome = worker.wait(KEEP_ALIVE_SECONDS)
         while outcome is None:
@@ -224,14 +233,15 @@ class _Reply:
         if failure is not None or answer is None:
             yield self._error(failure)
             return
+        chunks = []  # written in full first: a failure cannot cut the stream midway
         words = cited_text(answer).split(" ")
         for start in range(0, len(words), CHUNK_WORDS):
             piece = " ".join(words[start : start + CHUNK_WORDS])
-            yield self._chunk({"content": piece if start == 0 else " " + piece})
-        yield self._chunk({}, "stop", kgmw=answer_body(answer, graphs))
+            chunks.append(self._chunk({"content": piece if start == 0 else " " + piece}))
+        chunks.append(self._chunk({}, "stop", kgmw=answer_body(answer, graphs)))
         if include_usage:
-            yield self._chunk(None, usage=chat_usage(answer))
-        yield "data: [DONE]\n\n"
+            chunks.append(self._chunk(None, usage=chat_usage(answer)))
+        yield from chunks
 
     def _error(self, failure: BaseException | None) -> str:
         error = failure if isinstance(failure, MiddlewareError) else None

@@ -106,10 +106,19 @@ class Budget:
 
     max_calls: int | None = None
     max_tokens: int | None = None
+    cancelled: threading.Event | None = None  # set when nobody waits for the answer
 
     def check(self, step: str, ledger: Ledger) -> None:
-        """Raise BudgetExceeded if one more call would go over the budget."""
+        """Raise BudgetExceeded if one more call would go over the budget, or if the
+        request was cancelled (its client went away)."""
         done = len(ledger)
+        if self.cancelled is not None and self.cancelled.is_set():
+            raise BudgetExceeded(
+                f"the client went away: step {step!r} and the LLM calls after it were not "
+                f"made ({done} made)",
+                hint="nothing to do: the request was abandoned",
+                ledger=ledger,
+            )
         if self.max_calls is not None and done + 1 > self.max_calls:
             plural = "call" if self.max_calls == 1 else "calls"
             raise BudgetExceeded(

@@ -11,6 +11,7 @@ while the method works, comment lines keep the connection alive.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import queue
 import threading
@@ -96,8 +97,12 @@ def chat_completions() -> Response:
     if body.get("stream") is True:
         options = body.get("stream_options") or {}
         usage_chunk = isinstance(options, dict) and options.get("include_usage") is True
+        gone = threading.Event()  # set when the client stops reading: no more LLM calls
+        prepared = dataclasses.replace(
+            prepared, budget=dataclasses.replace(prepared.budget, cancelled=gone)
+        )
         worker = _Worker(prepared.run)
-        events = reply.stream(worker, prepared.graphs, include_usage=usage_chunk)
+        events = reply.stream(worker, prepared.graphs, include_usage=usage_chunk, gone=gone)
         return Response(
             stream_with_context(events),
             content_type="text/event-stream; charset=utf-8",
@@ -214,14 +219,28 @@ class _Reply:
         }
         return f"data: {json.dumps(chunk, ensure_ascii=False)}\n\n"
 
-    def stream(self, worker: _Worker, graphs: list[Any], *, include_usage: bool) -> Iterator[str]:
+    def stream(
+        self,
+        worker: _Worker,
+        graphs: list[Any],
+        *,
+        include_usage: bool,
+        gone: threading.Event | None = None,
+    ) -> Iterator[str]:
         """The answer as SSE chunks; whatever fails, an error event, and always
-        ``[DONE]`` last, so no client is left with a stream that just stops."""
+        ``[DONE]`` last, so no client is left with a stream that just stops. When the
+        client goes away (the server closes this generator), ``gone`` is set and the
+        answer's remaining LLM calls are not made."""
         try:
-            yield from self._events(worker, graphs, include_usage=include_usage)
-        except Exception as failure:  # a chunk that could not be written
-            yield self._error(failure)
-        yield "data: [DONE]\n\n"
+            try:
+                yield from self._events(worker, graphs, include_usage=include_usage)
+            except Exception as failure:  # a chunk that could not be written
+                yield self._error(failure)
+            yield "data: [DONE]\n\n"
+        except GeneratorExit:
+            if gone is not None:
+                gone.set()
+            raise
 
     def _events(self, worker: _Worker, graphs: list[Any], *, include_usage: bool) -> Iterator[str]:
         yield self._chunk({"role": "assistant", "content": ""})

@@ -19,7 +19,6 @@ import contextlib
 import http.client
 import os
 import random
-import socket
 import subprocess
 import sys
 import threading
@@ -28,7 +27,7 @@ from collections import Counter
 from pathlib import Path
 from urllib.parse import urlencode
 
-from common import percentile, save
+from common import free_port, percentile, save
 
 from middleware.kg.backends.local import LocalStore
 
@@ -43,12 +42,6 @@ ABUSE = [
 ]
 QUERY = "SELECT ?p ?o WHERE {{ <{entity}> ?p ?o }} LIMIT 100"
 ACCEPT = "application/sparql-results+json"
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def request(port: int, query: str, source: str = "127.0.0.1") -> int:

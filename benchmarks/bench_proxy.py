@@ -15,25 +15,18 @@ from __future__ import annotations
 import argparse
 import http.client
 import os
-import socket
 import subprocess
 import sys
 import time
 from pathlib import Path
 from urllib.parse import urlencode
 
-from common import percentile, save
+from common import free_port, percentile, save
 
 from middleware.kg.backends.local import LocalStore
 
 QUERY = "SELECT ?p ?o WHERE {{ <{entity}> ?p ?o }} LIMIT 100"
 ACCEPT = "application/sparql-results+json"
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def wait_for(port: int, path: str, process: subprocess.Popen[bytes]) -> None:

@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import http.client
 import json
-import socket
 import subprocess
 import sys
 import threading
@@ -20,18 +19,12 @@ import time
 from pathlib import Path
 from urllib.parse import urlencode
 
-from common import percentile, save
+from common import free_port, percentile, save
 
 HERE = Path(__file__).resolve().parent
 ANSWER = json.dumps({"question": "Who directed Titanic?", "method": "rok"}).encode()
 SPARQL = "SELECT ?p ?o WHERE { <https://kgmw.dev/metaqa/entity/Titanic> ?p ?o } LIMIT 100"
 CLIENTS = (1, 8, 32)
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def start_server(workers: int) -> tuple[subprocess.Popen[bytes], int]:

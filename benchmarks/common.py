@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import platform
+import socket
 import statistics
 import time
 from collections.abc import Callable
@@ -48,3 +49,10 @@ def save(name: str, data: dict[str, Any]) -> Path:
     path = RESULTS / f"{name}.json"
     path.write_text(json.dumps(data, indent=2))
     return path
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on now."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])

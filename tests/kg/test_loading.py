@@ -275,3 +275,18 @@ def test_a_writer_that_waits_too_long_names_the_setting(tmp_path: Path) -> None:
     with pytest.raises(StoreBusy, match="store_lock_wait"):
         LocalStore(tmp_path / "s", wait=0.5)
     first.close()
+
+
+def test_a_reader_serves_a_load_made_after_it_opened(tmp_path: Path) -> None:
+    """A service's store (read-only) moves to the new generation on its next query."""
+    writer = LocalStore(tmp_path / "s")
+    writer.load_text("<http://e/a> <http://e/p> <http://e/b> .\n", name="a.nt")
+    reader = LocalStore(tmp_path / "s", read_only=True)
+    count = "SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }"
+    assert int(reader.query(count).rows[0]["n"].value) == 1
+    version = reader.version
+    writer.load_text("<http://e/c> <http://e/p> <http://e/d> .\n", name="c.nt")
+    assert int(reader.query(count).rows[0]["n"].value) == 2
+    assert reader.version > version  # label indexes rebuild
+    writer.load_text("<http://e/e> <http://e/p> <http://e/f> .\n", name="e.nt")
+    assert len(reader) == 3

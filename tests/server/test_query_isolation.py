@@ -7,6 +7,7 @@ import os
 import threading
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -162,3 +163,20 @@ def test_the_shared_memory_cap_stops_the_largest_query(
     assert response.status_code == 400, response.text
     assert "sparql_executors_memory_total" in response.json()["hint"]
     assert ask(server) == 200
+
+
+def test_the_service_serves_a_load_made_while_it_runs(
+    serve: Callable[[Flask], LiveServer], tmp_path: Path
+) -> None:
+    writer = LocalStore(tmp_path / "s")
+    writer.load_text("<http://e/a> <http://e/p> <http://e/b> .\n", name="a.nt")
+    server = start(serve, LocalStore(tmp_path / "s", read_only=True))
+    count = {"query": "SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }"}
+
+    def counted() -> int:
+        response = httpx.get(f"{server.url}/sparql", params=count, timeout=60)
+        return int(response.json()["results"]["bindings"][0]["n"]["value"])
+
+    assert counted() == 1
+    writer.load_text("<http://e/c> <http://e/p> <http://e/d> .\n", name="c.nt")
+    assert counted() == 2  # the executors moved to the new generation, no restart

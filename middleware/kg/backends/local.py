@@ -101,6 +101,7 @@ class LocalStore(GraphOperations):
         if store is not None and self.path is not None:
             raise BadRequest("give either a store directory or an open store, not both")
         self._store = store if store is not None else self._open()
+        self._opened = self._current_name()  # the generation a reader has open
         self._version = 0
         super().__init__()
 
@@ -120,6 +121,31 @@ class LocalStore(GraphOperations):
         except (OSError, json.JSONDecodeError) as err:
             raise ConfigError(f"{meta_path}: unreadable store metadata: {err}") from err
         return data if isinstance(data, dict) else {}
+
+    def _current_name(self) -> str | None:
+        if self.path is None:
+            return None
+        try:
+            return os.readlink(self.path / CURRENT)
+        except OSError:
+            return None
+
+    def refresh(self) -> bool:
+        """A reader over a store folder moves to the newest generation when a load
+        (another process) has swapped one in since; True when it did. Called before
+        every query, so a running service serves a new load on its next request."""
+        if self.path is None or not self.read_only:
+            return False
+        name = self._current_name()
+        if name is None or name == self._opened:
+            return False
+        try:
+            store = ox.Store.read_only(str(self.path / name))
+        except OSError:
+            return False  # mid-swap or removed already: keep what is open, try again later
+        self._store, self._opened = store, name
+        self._version += 1  # label indexes and caches rebuild
+        return True
 
     def _generation(self) -> Path | None:
         assert self.path is not None
@@ -220,6 +246,7 @@ class LocalStore(GraphOperations):
         max_rows: int | None = None,
         dataset: QueryDataset | None = None,
     ) -> QueryResult:
+        self.refresh()
         try:
             return self._evaluate(sparql, timeout, max_rows, dataset)
         except SyntaxError as err:
@@ -272,6 +299,7 @@ class LocalStore(GraphOperations):
         return self.profile.delimited.entity(name)
 
     def __len__(self) -> int:
+        self.refresh()
         return len(self._store)
 
     def close(self) -> None:
@@ -281,6 +309,7 @@ class LocalStore(GraphOperations):
 
     def label_rows(self) -> Iterator[LabelRow]:
         """Every label and alias of the store, for an in-memory index."""
+        self.refresh()
         groups = ((p, False) for p in self.profile.label_predicates)
         aliases = ((p, True) for p in self.profile.alias_predicates)
         for predicate, is_alias in (*groups, *aliases):

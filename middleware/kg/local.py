@@ -1,5 +1,6 @@
 """Old import path; the backend lives in :mod:`middleware.kg.backends.local`."""
 
-from middleware.kg.backends.local import CURRENT, META_FILE, LoadReport, LocalStore
+from middleware.kg.backends.generations import CURRENT, META_FILE
+from middleware.kg.backends.local import LoadReport, LocalStore
 
 __all__ = ["CURRENT", "META_FILE", "LoadReport", "LocalStore"]

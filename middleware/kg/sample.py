@@ -5,7 +5,8 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-from middleware.kg.backends.local import CURRENT, LocalStore
+from middleware.kg.backends.generations import CURRENT
+from middleware.kg.backends.local import LocalStore
 from middleware.support.cache_dir import cache_root
 from middleware.support.locks import file_lock
 from middleware.support.resources import data_file

@@ -257,24 +257,32 @@ def test_recipe_errors_name_what_is_missing(
 def test_a_second_writer_waits_for_the_first(tmp_path: Path) -> None:
     import threading
 
+    from middleware.support.locks import file_lock
+
     first = LocalStore(tmp_path / "s")
     first.load_text("<http://e/a> <http://e/p> <http://e/b> .\n", name="a.nt")
-    opened: list[LocalStore] = []
-    second = threading.Thread(target=lambda: opened.append(LocalStore(tmp_path / "s", wait=30)))
-    second.start()
-    time.sleep(1.0)
-    assert not opened  # still waiting for the lock
-    first.close()
-    second.join(30)
-    assert opened and len(opened[0]) == 1
+    second = LocalStore(tmp_path / "s", wait=30)  # opening never waits: handles are read-only
+    done: list[int] = []
+    data = tmp_path / "c.nt"
+    data.write_text("<http://e/c> <http://e/p> <http://e/d> .\n")
+    with file_lock(tmp_path / "s" / ".lock"):  # another load in progress
+        loader = threading.Thread(target=lambda: done.append(second.load([data]).quads_read))
+        loader.start()
+        time.sleep(1.0)
+        assert not done  # still waiting for the lock
+    loader.join(30)
+    assert done == [1] and len(first) == 2  # the first sees the second's load too
 
 
 def test_a_writer_that_waits_too_long_names_the_setting(tmp_path: Path) -> None:
-    first = LocalStore(tmp_path / "s")
-    first.load_text("<http://e/a> <http://e/p> <http://e/b> .\n", name="a.nt")
-    with pytest.raises(StoreBusy, match="store_lock_wait"):
-        LocalStore(tmp_path / "s", wait=0.5)
-    first.close()
+    from middleware.support.locks import file_lock
+
+    store = LocalStore(tmp_path / "s", wait=0.5)
+    data = tmp_path / "a.nt"
+    data.write_text("<http://e/a> <http://e/p> <http://e/b> .\n")
+    with file_lock(tmp_path / "s" / ".lock"), pytest.raises(StoreBusy, match="store_lock_wait"):
+        store.load([data])
+    assert len(store) == 0
 
 
 def test_a_reader_serves_a_load_made_after_it_opened(tmp_path: Path) -> None:

@@ -40,16 +40,22 @@ from middleware.errors import (
     LoadError,
     StoreBusy,
 )
+from middleware.kg.backends.generations import (
+    CURRENT,
+    META_FILE,
+    current_name,
+    new_generation_dir,
+    remove_stale,
+    swap,
+)
 from middleware.kg.base import Capabilities, LabelRow, QueryResult
 from middleware.kg.loading import Source, detect_format, read_quads
 from middleware.kg.operations import GraphOperations
 from middleware.kg.profiles import Profile, load_profile
 from middleware.kg.sparql_guard import QueryDataset
 from middleware.kg.terms import Term
-from middleware.support.locks import file_lock
+from middleware.support.locks import LockTimeout, file_lock
 
-META_FILE = "kgmw-store.json"
-CURRENT = "current"
 BATCH = 50_000
 _TIME_CHECK_EVERY = 256
 
@@ -123,25 +129,20 @@ class LocalStore(GraphOperations):
         return data if isinstance(data, dict) else {}
 
     def _current_name(self) -> str | None:
-        if self.path is None:
-            return None
-        try:
-            return os.readlink(self.path / CURRENT)
-        except OSError:
-            return None
+        return current_name(self.path) if self.path is not None else None
 
     def refresh(self) -> bool:
         """A reader over a store folder moves to the newest generation when a load
         (another process) has swapped one in since; True when it did. Called before
         every query, so a running service serves a new load on its next request."""
-        if self.path is None or not self.read_only:
+        if self.path is None:
             return False
         name = self._current_name()
         if name is None or name == self._opened:
             return False
         try:
             store = ox.Store.read_only(str(self.path / name))
-        except OSError:
+        except (OSError, RuntimeError):
             return False  # mid-swap or removed already: keep what is open, try again later
         self._store, self._opened = store, name
         self._version += 1  # label indexes and caches rebuild
@@ -171,72 +172,29 @@ class LocalStore(GraphOperations):
             if self.read_only:
                 self.path.mkdir(parents=True, exist_ok=True)
                 return ox.Store()  # nothing loaded yet: an empty graph
-            generation = self._new_generation_dir()
+            generation = new_generation_dir(self.path)
             ox.Store(str(generation)).flush()
-            self._swap(generation)
-        if self.read_only:
-            try:
-                return ox.Store.read_only(str(generation))
-            except OSError as err:
-                raise ConfigError(f"cannot open store {generation}: {err}") from err
-        return self._open_for_writing(generation)
-
-    def _open_for_writing(self, generation: Path) -> ox.Store:
-        """Open read-write, waiting up to ``wait`` seconds while another writer (a
-        ``kgmw load``) holds the store, with a note on stderr."""
-        deadline = time.monotonic() + self.wait
-        noted = False
-        while True:
-            try:
-                return ox.Store(str(generation))
-            except OSError as err:
-                if "lock" not in str(err).lower():
-                    raise ConfigError(f"cannot open store {generation}: {err}") from err
-                if time.monotonic() >= deadline:
-                    raise StoreBusy(
-                        f"store {self.path} stayed open for writing by another process "
-                        f"for {self.wait:g} s",
-                        hint="wait for the other load to finish, or raise store_lock_wait",
-                    ) from err
-                if not noted:
-                    print(
-                        f"kgmw: {self.path} is being written by another process; waiting "
-                        f"up to {self.wait:g} s (store_lock_wait)",
-                        file=sys.stderr,
-                    )
-                    noted = True
-                time.sleep(0.2)
-
-    def _new_generation_dir(self) -> Path:
-        assert self.path is not None
-        self.path.mkdir(parents=True, exist_ok=True)
-        numbers = [int(p.name[4:]) for p in self.path.glob("gen-*") if p.name[4:].isdigit()]
-        return self.path / f"gen-{max(numbers, default=0) + 1:06d}"
-
-    def _swap(self, generation: Path) -> None:
-        """Point ``current`` at ``generation`` atomically (rename of a symlink)."""
-        assert self.path is not None
-        temp = self.path / f".current-{os.getpid()}"
-        if temp.is_symlink():
-            temp.unlink()
-        os.symlink(generation.name, temp)
-        os.replace(temp, self.path / CURRENT)
-        meta = {"profile": self.profile.name, "generation": generation.name, "updated": time.time()}
-        handle, tmp_meta = tempfile.mkstemp(dir=self.path, prefix=".meta-")
-        with os.fdopen(handle, "w", encoding="utf-8") as out:
-            json.dump(meta, out)
-        os.replace(tmp_meta, self.path / META_FILE)
-        _fsync_dir(self.path)
+            swap(self.path, generation, self.profile.name)
+        # Generations are only ever read once swapped in (loads write a new one), so
+        # every handle is read-only: readers never race a read-write RocksDB.
+        try:
+            return ox.Store.read_only(str(generation))
+        except OSError as err:
+            raise ConfigError(f"cannot open store {generation}: {err}") from err
 
     def _write_lock(self) -> AbstractContextManager[None]:
+        """One load at a time per store, across processes: a second waits up to
+        ``wait`` seconds (a note on stderr), then StoreBusy."""
         assert self.path is not None
-        return file_lock(self.path / ".lock")
 
-    def _remove_stale_generations(self, keep: set[str]) -> None:
-        assert self.path is not None
-        for candidate in self.path.glob("gen-*"):
-            if candidate.name not in keep:
-                shutil.rmtree(candidate, ignore_errors=True)
+        def note() -> None:
+            print(
+                f"kgmw: {self.path} is being loaded by another process; waiting up to "
+                f"{self.wait:g} s (store_lock_wait)",
+                file=sys.stderr,
+            )
+
+        return file_lock(self.path / ".lock", timeout=self.wait, waiting=note)
 
     # -- queries ----------------------------------------------------------------------
     def _execute(
@@ -375,29 +333,43 @@ class LocalStore(GraphOperations):
         return len(quads)
 
     def _load_persistent(self, sources: list[Source]) -> int:
+        try:
+            with self._write_lock():
+                return self._load_locked(sources)
+        except LockTimeout as err:
+            raise StoreBusy(
+                f"store {self.path} was being loaded by another process for {self.wait:g} s",
+                hint="wait for the other load to finish, or raise store_lock_wait",
+            ) from err
+
+    def _load_locked(self, sources: list[Source]) -> int:
         assert self.path is not None
-        with self._write_lock():
-            live = self._generation()
-            self._remove_stale_generations({live.name} if live else set())
-            staging = self._new_generation_dir()
-            try:
-                if live is not None:
-                    self._store.backup(str(staging))
-                target = ox.Store(str(staging))
-                with self._bar() as bar:
-                    counter = _Counter()
-                    target.bulk_extend(counter.count(self._quads(sources, bar)))
-                target.flush()
-                del target
-            except BaseException:  # also Ctrl-C: drop the half-written generation, re-raise
+        live = self._generation()
+        if live is not None:
+            remove_stale(self.path, {live.name})
+            staging = new_generation_dir(self.path)
+            try:  # the live generation as it is now, whoever loaded it
+                ox.Store.read_only(str(live)).backup(str(staging))
+            except BaseException:
                 shutil.rmtree(staging, ignore_errors=True)
                 raise
-            old_store = self._store
-            self._store = ox.Store(str(staging))
-            del old_store
-            self._swap(staging)
-            self._remove_stale_generations({staging.name, live.name} if live else {staging.name})
-            return counter.total
+        else:
+            staging = new_generation_dir(self.path)
+        try:
+            target = ox.Store(str(staging))
+            with self._bar() as bar:
+                counter = _Counter()
+                target.bulk_extend(counter.count(self._quads(sources, bar)))
+            target.flush()
+            del target
+        except BaseException:  # also Ctrl-C: drop the half-written generation, re-raise
+            shutil.rmtree(staging, ignore_errors=True)
+            raise
+        self._store = ox.Store.read_only(str(staging))
+        self._opened = staging.name
+        swap(self.path, staging, self.profile.name)
+        remove_stale(self.path, {staging.name, live.name} if live else {staging.name})
+        return counter.total
 
 
 class _Counter:
@@ -408,11 +380,3 @@ class _Counter:
         for quad in quads:
             self.total += 1
             yield quad
-
-
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)

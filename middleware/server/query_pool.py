@@ -24,6 +24,7 @@ from multiprocessing.process import BaseProcess
 from pathlib import Path
 from typing import Any
 
+import middleware.errors as error_classes
 from middleware.errors import (
     BadRequest,
     ConfigError,
@@ -287,9 +288,7 @@ def _lost(code: int | None, memory_mb: int) -> MiddlewareError:
 
 def _rebuild(name: str, message: str, hint: str | None) -> MiddlewareError:
     """The executor's error, as the same class in this process."""
-    from middleware import errors
-
-    kind = getattr(errors, name, None)
+    kind = getattr(error_classes, name, None)
     if isinstance(kind, type) and issubclass(kind, MiddlewareError):
         try:
             return kind(message, hint=hint)

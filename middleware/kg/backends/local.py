@@ -345,17 +345,11 @@ class LocalStore(GraphOperations):
     def _load_locked(self, sources: list[Source]) -> int:
         assert self.path is not None
         live = self._generation()
-        if live is not None:
-            remove_stale(self.path, {live.name})
-            staging = new_generation_dir(self.path)
-            try:  # the live generation as it is now, whoever loaded it
-                ox.Store.read_only(str(live)).backup(str(staging))
-            except BaseException:
-                shutil.rmtree(staging, ignore_errors=True)
-                raise
-        else:
-            staging = new_generation_dir(self.path)
+        remove_stale(self.path, {live.name} if live else set())
+        staging = new_generation_dir(self.path)
         try:
+            if live is not None:  # the live generation as it is now, whoever loaded it
+                ox.Store.read_only(str(live)).backup(str(staging))
             target = ox.Store(str(staging))
             with self._bar() as bar:
                 counter = _Counter()

@@ -61,6 +61,9 @@ def main() -> None:
     parser.add_argument("--store", required=True)
     parser.add_argument("--requests", type=int, default=400)
     parser.add_argument("--executors", type=int, default=2)
+    parser.add_argument(
+        "--workers", type=int, default=1, help="1: the development server; more: gunicorn"
+    )
     args = parser.parse_args()
     store = LocalStore(args.store, read_only=True)
     entities = [
@@ -74,7 +77,16 @@ def main() -> None:
     env = {**os.environ, "KGMW_SPARQL_EXECUTORS": str(args.executors)}
     kgmw = Path(sys.executable).parent / "kgmw"
     proxy = subprocess.Popen(
-        [str(kgmw), "serve", "--store", args.store, "--port", str(proxy_port)],
+        [
+            str(kgmw),
+            "serve",
+            "--store",
+            args.store,
+            "--port",
+            str(proxy_port),
+            "--workers",
+            str(args.workers),
+        ],
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,

@@ -16,6 +16,7 @@ import multiprocessing
 import os
 import queue
 import resource
+import select
 import threading
 import time
 from dataclasses import dataclass
@@ -63,9 +64,17 @@ class _Executor:
     def __init__(self, process: BaseProcess, conn: Connection) -> None:
         self.process = process
         self.conn = conn
+        self._readable = (
+            select.poll()
+        )  # one poll object: Connection.poll builds a selector each call
+        self._readable.register(conn.fileno(), select.POLLIN)
         self.started: float | None = None  # when its current query began
         self.long = False  # its query ran past LONG_AFTER and was given way
         self.stopped_for: MiddlewareError | None = None  # why the watch killed it
+
+    def answered(self, timeout: float) -> bool:
+        """Whether the executor has written (a reply, or EOF) within ``timeout`` seconds."""
+        return bool(self._readable.poll(max(0, int(timeout * 1000))))
 
     def rss(self) -> int:
         """Resident bytes, 0 when unknown."""
@@ -129,7 +138,7 @@ class QueryPool:
         executor.started, executor.long, executor.stopped_for = time.monotonic(), False, None
         try:
             executor.conn.send((text, fmt, timeout, max_rows, dataset))
-            if not executor.conn.poll(timeout + 1.0):
+            if not executor.answered(timeout + 1.0):
                 self._replace(executor)
                 self.penalties.punish(client)
                 raise EndpointTimeout(

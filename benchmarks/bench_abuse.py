@@ -17,14 +17,17 @@ from __future__ import annotations
 import argparse
 import contextlib
 import http.client
+import multiprocessing
 import os
 import random
+import statistics
 import subprocess
 import sys
 import threading
 import time
 from collections import Counter
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlencode
 
 from common import free_port, percentile, save
@@ -80,9 +83,73 @@ def tree_rss(pid: int) -> int:
     return total
 
 
-def benign_phase(port: int, entities: list[str], clients: int, seconds: float) -> dict[str, float]:
-    latencies: list[float] = []
-    errors = Counter[int]()
+def abuse(port: int, active: Any, stop: Any, answers: Any, nice: int, idle: bool) -> None:
+    """8 abusive clients, threads of one process apart from the benign clients' (so
+    they do not take turns on one interpreter lock), each from its own address, sending
+    while ``active`` is set. At ``nice`` 19 they stand for machines of their own: what
+    they burn to build their requests is not taken from the service or the benign
+    clients on these 2 cores. ``idle`` (the control run) sends nothing."""
+    os.nice(nice)
+    statuses: Counter[str] = Counter()
+
+    def abuser(number: int) -> None:
+        source = f"127.0.0.{number + 2}"
+        turn = number
+        while not stop.is_set():
+            if not active.wait(0.1):
+                continue
+            if idle:
+                time.sleep(0.1)
+                continue
+            query = ABUSE[turn % len(ABUSE)]
+            turn += 1
+            try:
+                status = str(request(port, query, source))
+            except (OSError, http.client.HTTPException) as err:
+                status = type(err).__name__
+            statuses[status] += 1
+
+    threads = [threading.Thread(target=abuser, args=(n,)) for n in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    answers.put(dict(statuses))
+
+
+def tree_cpu(pid: int) -> float:
+    """CPU seconds (user and system) of ``pid`` and its living descendants."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    parents: dict[int, int] = {}
+    used: dict[int, float] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+                parents[int(entry.name)] = int(fields[1])
+                used[int(entry.name)] = (int(fields[11]) + int(fields[12])) / ticks
+            except (OSError, IndexError, ValueError):
+                continue
+    total = 0.0
+    for process, seconds in used.items():
+        current = process
+        while current > 1 and current != pid:
+            current = parents.get(current, 0)
+        total += seconds if current == pid else 0.0
+    return total
+
+
+def measured(pid: int, port: int, entities: list[str], args: argparse.Namespace) -> Phase:
+    """One benign phase, with the CPU the service tree used meanwhile."""
+    cpu = tree_cpu(pid)
+    phase = benign_phase(port, entities, args.benign, args.seconds)
+    phase.service_cpu = tree_cpu(pid) - cpu
+    return phase
+
+
+def benign_phase(port: int, entities: list[str], clients: int, seconds: float) -> Phase:
+    """``clients`` benign clients back to back for ``seconds``."""
+    phase = Phase(seconds)
     stop = time.monotonic() + seconds
     lock = threading.Lock()
 
@@ -96,28 +163,58 @@ def benign_phase(port: int, entities: list[str], clients: int, seconds: float) -
                 status = -1
             with lock:
                 if status == 200:
-                    latencies.append((time.perf_counter() - start) * 1000)
+                    phase.latencies.append((time.perf_counter() - start) * 1000)
                 else:
-                    errors[status] += 1
+                    phase.errors += 1
 
     threads = [threading.Thread(target=client, args=(n,)) for n in range(clients)]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
-    return {
-        "requests_per_s": round(len(latencies) / seconds, 1),
-        "p50_ms": round(percentile(latencies, 50), 2),
-        "p99_ms": round(percentile(latencies, 99), 2),
-        "errors": sum(errors.values()),
-    }
+    return phase
+
+
+class Phase:
+    """The benign answers of one or more phases."""
+
+    def __init__(self, seconds: float = 0.0) -> None:
+        self.seconds = seconds
+        self.latencies: list[float] = []
+        self.errors = 0
+        self.service_cpu = 0.0  # CPU seconds the service and its executors used meanwhile
+
+    def add(self, other: Phase) -> None:
+        self.seconds += other.seconds
+        self.latencies += other.latencies
+        self.errors += other.errors
+        self.service_cpu += other.service_cpu
+
+    def summary(self) -> dict[str, float]:
+        return {
+            "requests_per_s": round(len(self.latencies) / self.seconds, 1),
+            "p50_ms": round(percentile(self.latencies, 50), 2),
+            "p99_ms": round(percentile(self.latencies, 99), 2),
+            "errors": self.errors,
+            "service_cpu_per_s": round(self.service_cpu / self.seconds, 2),
+        }
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--store", required=True)
-    parser.add_argument("--seconds", type=float, default=20.0)
+    parser.add_argument("--seconds", type=float, default=2.0, help="seconds of each phase")
+    parser.add_argument("--rounds", type=int, default=10, help="alone, then beside the abuse")
+    parser.add_argument(
+        "--control", action="store_true", help="abusers send nothing: the machine's own noise"
+    )
     parser.add_argument("--benign", type=int, default=2)
+    parser.add_argument(
+        "--abuser-nice", type=int, default=19, help="0: the abusers compete for the CPU"
+    )
+    parser.add_argument(
+        "--workers", type=int, default=1, help="1: the development server; more: gunicorn"
+    )
     args = parser.parse_args()
     store = LocalStore(args.store, read_only=True)
     entities = [r["s"].value for r in store._run("SELECT DISTINCT ?s { ?s ?p ?o } LIMIT 5000").rows]
@@ -127,7 +224,16 @@ def main() -> None:
     env = {**os.environ, "KGMW_TIMEOUT": "5"}
     kgmw = Path(sys.executable).parent / "kgmw"
     server = subprocess.Popen(
-        [str(kgmw), "serve", "--store", args.store, "--port", str(port)],
+        [
+            str(kgmw),
+            "serve",
+            "--store",
+            args.store,
+            "--port",
+            str(port),
+            "--workers",
+            str(args.workers),
+        ],
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
@@ -146,42 +252,42 @@ def main() -> None:
             try:
                 if request(port, "ASK {}") == 200:
                     break
-            except OSError:
+            except (OSError, http.client.HTTPException):  # not up yet
                 time.sleep(0.3)
         for entity in entities[:50]:
             request(port, QUERY.format(entity=entity))
         threading.Thread(target=sample, daemon=True).start()
-        alone = benign_phase(port, entities, args.benign, args.seconds)
-        peak_alone = peak[0]
-        print("alone", alone, f"peak RSS {peak_alone / 2**20:.0f} MB", flush=True)
-
-        abuse_status: Counter[str] = Counter()
-        stop_abuse = threading.Event()
-
-        def abuser(number: int) -> None:
-            source = f"127.0.0.{number + 2}"
-            turn = number
-            while not stop_abuse.is_set():
-                query = ABUSE[turn % len(ABUSE)]
-                turn += 1
-                try:
-                    status = str(request(port, query, source))
-                except OSError as err:
-                    status = type(err).__name__
-                abuse_status[status] += 1
-
-        abusers = [threading.Thread(target=abuser, args=(n,)) for n in range(8)]
-        for thread in abusers:
-            thread.start()
-        time.sleep(1.0)
-        under = benign_phase(port, entities, args.benign, args.seconds)
+        alone, under, pairs = Phase(), Phase(), []
+        active, stop_abuse = multiprocessing.Event(), multiprocessing.Event()
+        answers: multiprocessing.SimpleQueue[dict[str, int]] = multiprocessing.SimpleQueue()
+        abusers = multiprocessing.Process(
+            target=abuse,
+            args=(port, active, stop_abuse, answers, args.abuser_nice, args.control),
+        )
+        abusers.start()
+        for round_number in range(1, args.rounds + 1):
+            quiet = measured(server.pid, port, entities, args)
+            active.set()
+            loud = measured(server.pid, port, entities, args)
+            active.clear()
+            pairs.append(len(loud.latencies) / max(1, len(quiet.latencies)))
+            print(f"round {round_number}: alone", quiet.summary(), "beside", loud.summary())
+            alone.add(quiet)
+            under.add(loud)
         stop_abuse.set()
-        for thread in abusers:
-            thread.join()
+        abuse_status = answers.get()
+        abusers.join()
         done.set()
         alive = server.poll() is None and request(port, "ASK {}") == 200
-        ratio = under["requests_per_s"] / alone["requests_per_s"]
-        print("under abuse", under, f"ratio {ratio:.2f}", flush=True)
+        ratio = len(under.latencies) / max(1, len(alone.latencies))
+        print("alone", alone.summary(), flush=True)
+        print("beside the abuse", under.summary(), f"ratio {ratio:.2f}", flush=True)
+        print(
+            f"ratio per round: {[round(r, 2) for r in pairs]}, median "
+            f"{statistics.median(pairs):.2f}; after round 1: "
+            f"{statistics.median(pairs[1:] or pairs):.2f}",
+            flush=True,
+        )
         print("abusive answers", dict(abuse_status), "service up:", alive, flush=True)
         print(f"peak RSS of service and executors: {peak[0] / 2**20:.0f} MB", flush=True)
         save(
@@ -190,9 +296,14 @@ def main() -> None:
                 "store": args.store,
                 "seconds": args.seconds,
                 "benign_clients": args.benign,
-                "alone": alone,
-                "under_abuse": under,
+                "workers": args.workers,
+                "abuser_nice": args.abuser_nice,
+                "rounds": args.rounds,
+                "alone": alone.summary(),
+                "under_abuse": under.summary(),
                 "throughput_ratio": round(ratio, 3),
+                "ratio_per_round": [round(r, 3) for r in pairs],
+                "control": args.control,
                 "abusive_answers": dict(abuse_status),
                 "service_up": alive,
                 "peak_rss_mb": round(peak[0] / 2**20),

@@ -10,7 +10,9 @@ import click
 from middleware.cli.support import LLMArgs, llm_options, settings_for
 from middleware.config import Settings
 from middleware.llm.factory import backend_name
+from middleware.server.address_gate import AddressGate
 from middleware.server.app import create_app
+from middleware.server.tarpit import Tarpit
 
 GUNICORN_TIMEOUT = 300  # seconds a worker may stay silent: an answer with a slow LLM
 
@@ -59,15 +61,7 @@ def serve(
     if _uses_gunicorn(settings):
         _run_gunicorn(settings)
     else:
-        from werkzeug.serving import run_simple
-
-        run_simple(
-            settings.server_host,
-            settings.server_port,
-            create_app(settings),
-            threaded=True,
-            use_reloader=False,
-        )
+        _run_development_server(settings)
 
 
 def _announce(settings: Settings) -> None:
@@ -103,15 +97,44 @@ def _loopback(host: str) -> bool:
         return False
 
 
+def _run_development_server(settings: Settings) -> None:
+    from werkzeug.serving import make_server
+
+    gate, pit = AddressGate(), Tarpit(settings.server_refused_hold)
+    server = make_server(
+        settings.server_host, settings.server_port, create_app(settings, gate=gate), threaded=True
+    )
+    process = server.process_request
+
+    def process_request(request: Any, client: Any) -> None:
+        if gate.refused(str(client[0])):  # before its request is read or a thread started
+            pit.hold(request)
+            return
+        process(request, client)
+
+    server.process_request = process_request  # type: ignore[method-assign,assignment]
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()
+
+
 def _run_gunicorn(settings: Settings) -> None:
     from gunicorn.app.base import BaseApplication
+
+    from middleware.server.gunicorn_workers import use_gate
+
+    gate = AddressGate()  # made before the workers fork: one table for all of them
+    use_gate(gate, Tarpit(settings.server_refused_hold))
 
     class _Service(BaseApplication):  # type: ignore[misc]
         def load_config(self) -> None:
             options: dict[str, Any] = {
                 "bind": f"{settings.server_host}:{settings.server_port}",
                 "workers": settings.server_workers,
-                "worker_class": "gthread",
+                "worker_class": "middleware.server.gunicorn_workers.GuardedThreadWorker",
                 "threads": 4,
                 "timeout": GUNICORN_TIMEOUT,
                 "graceful_timeout": 30,
@@ -124,6 +147,6 @@ def _run_gunicorn(settings: Settings) -> None:
                 self.cfg.set(key, value)
 
         def load(self) -> Any:
-            return create_app(settings)
+            return create_app(settings, gate=gate)
 
     _Service().run()

@@ -227,6 +227,13 @@ class ServerSettings:
         "429 (even with a valid key) until the allowance refills; 0 turns the limit off.",
         minimum=0,
     )
+    server_refused_hold: float = setting(
+        5.0,
+        "Seconds a connection from a refused address (in the /sparql penalty box, or past "
+        "its failed authentications) is held open, unread, before it is closed: a client "
+        "that ignores Retry-After waits instead of flooding; 0 closes it at once.",
+        minimum=0,
+    )
     server_redact_steps: bool = setting(
         False,
         "Leave prompts and raw LLM output out of the steps of answers the service "

@@ -16,13 +16,14 @@ from flask import Flask, Response, g, request
 from werkzeug.exceptions import RequestEntityTooLarge
 
 from middleware.config import Settings
-from middleware.errors import PayloadTooLarge, Unauthorized
+from middleware.errors import PayloadTooLarge, RateLimited, Unauthorized
 from middleware.kg.operations import GraphOperations
 from middleware.llm.base import LLM
 from middleware.server import answers, chat, sparql_proxy, status
+from middleware.server.address_gate import AddressGate
 from middleware.server.context import METRICS_KEY, STATE_KEY
 from middleware.server.errors import register_error_handlers
-from middleware.server.guard import ApiKeys, CorsPolicy, RateLimiter
+from middleware.server.guard import ADDRESS_CALLER, ApiKeys, CorsPolicy, RateLimiter
 from middleware.server.metrics import Metrics
 from middleware.server.state import ServiceState
 
@@ -41,18 +42,20 @@ def create_app(
     *,
     llm: LLM | None = None,
     graphs: Mapping[str, GraphOperations] | None = None,
+    gate: AddressGate | None = None,
 ) -> Flask:
     """The service for ``settings`` (default: resolved from config file and environment).
 
     ``llm`` and ``graphs`` replace what the settings would open; the first graph named
-    is the default source.
+    is the default source. ``gate`` is the table of addresses the server refuses at the
+    connection (one shared by gunicorn's workers; by default the app's own).
     """
     settings = settings or Settings.load()
     app = Flask("middleware.server")
     app.json.sort_keys = False  # type: ignore[attr-defined]
     app.json.ensure_ascii = False  # type: ignore[attr-defined]
     app.config["MAX_CONTENT_LENGTH"] = settings.server_max_body
-    app.config[STATE_KEY] = ServiceState(settings, llm=llm, graphs=graphs)
+    app.config[STATE_KEY] = ServiceState(settings, llm=llm, graphs=graphs, gate=gate)
     app.config[METRICS_KEY] = metrics = Metrics()
     for blueprint in (answers.blueprint, chat.blueprint, sparql_proxy.blueprint, status.blueprint):
         app.register_blueprint(blueprint)
@@ -99,10 +102,14 @@ def _install_guards(app: Flask, settings: Settings, metrics: Metrics) -> None:
         _check_body_size(max_body)
         if request.endpoint in OPEN_ENDPOINTS:
             return None
-        address = f"addr:{request.remote_addr}"
+        address = f"{ADDRESS_CALLER}{request.remote_addr}"
         caller = None
         if keys.enabled:
-            failures.refuse_if_spent(address, "failed authentications")
+            try:
+                failures.refuse_if_spent(address, "failed authentications")
+            except RateLimited as err:  # later connections are closed before HTTP
+                app.config[STATE_KEY].gate.refuse(request.remote_addr or "", err.retry_after)
+                raise
             try:
                 caller = keys.caller(request.headers.get("Authorization"))
             except Unauthorized:

@@ -15,6 +15,9 @@ import time
 from collections.abc import Callable
 
 from middleware.errors import RateLimited, Unauthorized
+from middleware.server.address_gate import AddressGate
+
+ADDRESS_CALLER = "addr:"  # the caller id of a request without an API key: addr:IP
 
 
 def _split(text: str | None) -> list[str]:
@@ -112,10 +115,18 @@ class PenaltyBox:
     """Callers refused for ``seconds`` after a query of theirs had to be stopped while it
     ran (timeout, memory, crash), or after more than three were refused for their shape
     (past a limit) within that time: checked before a request's body is read, so a
-    flood of crafted queries costs little."""
+    flood of crafted queries costs little. A caller known only by its address
+    (``addr:IP``) is also refused at the connection by ``gate``, before HTTP is parsed."""
 
-    def __init__(self, seconds: float, *, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        seconds: float,
+        *,
+        gate: AddressGate | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.seconds = seconds
+        self.gate = gate
         self._clock = clock
         self._until: dict[str, float] = {}
         self._strikes: dict[str, list[float]] = {}
@@ -158,6 +169,8 @@ class PenaltyBox:
             self._until[caller] = now + self.seconds
             if len(self._until) > 10_000:
                 self._until = {c: t for c, t in self._until.items() if t > now}
+        if self.gate is not None and caller.startswith(ADDRESS_CALLER):
+            self.gate.refuse(caller.removeprefix(ADDRESS_CALLER), self.seconds)
 
 
 class CorsPolicy:

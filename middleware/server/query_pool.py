@@ -14,7 +14,6 @@ from __future__ import annotations
 import contextlib
 import multiprocessing
 import os
-import queue
 import resource
 import select
 import threading
@@ -35,6 +34,7 @@ from middleware.errors import (
     RateLimited,
 )
 from middleware.kg.sparql_guard import QueryDataset
+from middleware.server.executor_queue import TieredQueue, TrackRecord
 from middleware.server.guard import PenaltyBox
 
 # A fork server: one single-threaded process that has imported the executor's modules
@@ -88,7 +88,8 @@ class _Executor:
         if self.process.is_alive():
             self.process.kill()
         self.process.join(5)
-        self.conn.close()
+        with contextlib.suppress(OSError):  # closed already by a concurrent replacement
+            self.conn.close()
 
 
 class QueryPool:
@@ -111,7 +112,8 @@ class QueryPool:
         self.total_mb = total_mb  # resident memory of all executors together; 0: no cap
         self.penalties = penalties or PenaltyBox(0.0)  # for callers whose query was stopped
         self.replaced = 0  # executors killed or lost and started again
-        self._idle: queue.Queue[_Executor] = queue.Queue()
+        self._idle: TieredQueue[_Executor] = TieredQueue(newcomer_limit=max(1, workers - 1))
+        self.record = TrackRecord()  # callers with quick queries go first when all are busy
         self._all: list[_Executor] = []
         self._lock = threading.Lock()
         self._closed = False
@@ -134,12 +136,29 @@ class QueryPool:
         """Run checked query ``text`` for ``client`` in an idle executor, waiting at most
         ``timeout`` seconds for one to be free and ``timeout`` more for the result."""
         self.penalties.check(client)
-        executor = self._take(timeout + START_TIMEOUT)
+        tier = self.record.tier(client)
+        executor = self._take(timeout + START_TIMEOUT, tier)
+        try:
+            return self._run_on(executor, text, fmt, timeout, max_rows, dataset, client)
+        finally:
+            self._idle.done(tier)
+
+    def _run_on(
+        self,
+        executor: _Executor,
+        text: str,
+        fmt: str,
+        timeout: float,
+        max_rows: int | None,
+        dataset: QueryDataset | None,
+        client: str,
+    ) -> PoolResult:
         executor.started, executor.long, executor.stopped_for = time.monotonic(), False, None
         try:
             executor.conn.send((text, fmt, timeout, max_rows, dataset))
             if not executor.answered(timeout + 1.0):
                 self._replace(executor)
+                self.record.slow(client)
                 self.penalties.punish(client)
                 raise EndpointTimeout(
                     f"the query ran past its {timeout:g} s timeout; its executor was stopped",
@@ -149,12 +168,15 @@ class QueryPool:
         except (EOFError, OSError, BrokenPipeError):
             reason = executor.stopped_for
             code = self._replace(executor)
+            self.record.slow(client)
             self.penalties.punish(client)
             raise (reason or _lost(code, self.memory_mb)) from None
         executor.started = None
         if executor.long:  # it gave way with nice 19, which cannot be undone: retire it
+            self.record.slow(client)
             self._replace(executor)
         else:
+            self.record.quick(client)
             self._idle.put(executor)
         status, *rest = message
         if status == "ok":
@@ -206,22 +228,21 @@ class QueryPool:
         with contextlib.suppress(OSError):
             executor.process.kill()
 
-    def _take(self, wait: float) -> _Executor:
-        deadline = time.monotonic() + wait
-        while True:
-            if self.broken is not None:
-                raise ConfigError(
-                    f"the /sparql query executors cannot start: {self.broken}",
-                    hint="raise sparql_executor_memory, or set sparql_executors to 0",
-                )
-            try:
-                return self._idle.get(timeout=min(0.5, max(0.0, deadline - time.monotonic())))
-            except queue.Empty:
-                if time.monotonic() >= deadline:
-                    raise EndpointTimeout(
-                        f"all {self.workers} query executors stayed busy for {wait:g} s",
-                        hint="retry later, or raise sparql_executors",
-                    ) from None
+    def _take(self, wait: float, tier: int) -> _Executor:
+        executor = self._idle.get(tier, wait, give_up=lambda: self.broken is not None)
+        if self.broken is not None:
+            if executor is not None:
+                self._idle.put(executor)
+            raise ConfigError(
+                f"the /sparql query executors cannot start: {self.broken}",
+                hint="raise sparql_executor_memory, or set sparql_executors to 0",
+            )
+        if executor is None:
+            raise EndpointTimeout(
+                f"all {self.workers} query executors stayed busy for {wait:g} s",
+                hint="retry later, or raise sparql_executors",
+            )
+        return executor
 
     def close(self) -> None:
         self._closed = True

@@ -21,6 +21,7 @@ from middleware.llm.factory import open_llm
 from middleware.llm.ledger import Budget
 from middleware.methods.method import Method
 from middleware.methods.registry import METHODS, build_method
+from middleware.server.address_gate import AddressGate
 from middleware.server.guard import PenaltyBox
 from middleware.server.query_pool import QueryPool
 
@@ -40,6 +41,7 @@ class ServiceState:
         *,
         llm: LLM | None = None,
         graphs: Mapping[str, GraphOperations] | None = None,
+        gate: AddressGate | None = None,
     ) -> None:
         self.settings = settings
         self._llm = llm
@@ -47,7 +49,8 @@ class ServiceState:
         self._graphs: dict[str, GraphOperations] = dict(self._given)
         self._methods: dict[tuple[str, str], Method] = {}
         self._pools: dict[str, QueryPool | None] = {}
-        self.penalties = PenaltyBox(settings.sparql_penalty)  # /sparql callers, all sources
+        self.gate = gate or AddressGate()  # addresses the server refuses at the connection
+        self.penalties = PenaltyBox(settings.sparql_penalty, gate=self.gate)  # /sparql callers
         self._lock = threading.RLock()
 
     # -- sources ----------------------------------------------------------------------

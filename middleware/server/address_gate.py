@@ -1,0 +1,90 @@
+"""Client addresses refused at the connection, before a byte of HTTP is read.
+
+A caller that flooded the service with crafted queries or wrong API keys is refused for
+a while (``sparql_penalty``, the auth-failure limit). Answering each refused request
+with a 429 still costs an HTTP parse, a Flask request and a JSON body; a flood of them
+takes the CPU from everyone else. The servers ask the gate instead as soon as a
+connection is accepted and close it at once: the development server in
+``verify_request``, gunicorn in the worker classes of ``gunicorn_workers``.
+
+The table lives in anonymous shared memory: made in gunicorn's master before it forks,
+it is one table for every worker. Writes take a lock; reads do not (a torn slot can only
+misread one address for one check).
+
+>>> gate = AddressGate(slots=8)
+>>> gate.refuse("127.0.0.9", seconds=30)
+>>> gate.refused("127.0.0.9"), gate.refused("127.0.0.1")
+(True, False)
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import mmap
+import multiprocessing
+import struct
+import time
+import zlib
+from collections.abc import Callable
+
+_SLOT = struct.Struct("<16sd")  # the address as 16 bytes (IPv4 mapped), refused until
+_PROBES = 8  # slots tried from an address's home slot
+
+
+def _packed(address: str) -> bytes | None:
+    try:
+        ip = ipaddress.ip_address(address.split("%", 1)[0])
+    except ValueError:
+        return None
+    if isinstance(ip, ipaddress.IPv4Address):
+        return ipaddress.IPv6Address(b"\0" * 10 + b"\xff\xff" + ip.packed).packed
+    return ip.packed
+
+
+class AddressGate:
+    """``slots`` refused addresses at most, shared by every process forked after it."""
+
+    def __init__(self, slots: int = 4096, *, clock: Callable[[], float] = time.monotonic) -> None:
+        self.slots = slots
+        self._clock = clock  # CLOCK_MONOTONIC: the same in every process of the machine
+        self._table = mmap.mmap(-1, slots * _SLOT.size)
+        self._lock = multiprocessing.get_context("fork").Lock()
+
+    def refused(self, address: str) -> bool:
+        """Whether connections from ``address`` are refused now."""
+        packed = _packed(address)
+        if packed is None:
+            return False
+        now = self._clock()
+        for slot in self._probe(packed):
+            held, until = _SLOT.unpack_from(self._table, slot * _SLOT.size)
+            if held == packed:
+                return bool(until > now)
+        return False
+
+    def refuse(self, address: str, seconds: float) -> None:
+        """Refuse ``address`` for ``seconds`` from now (a longer refusal already held stays)."""
+        packed = _packed(address)
+        if packed is None or seconds <= 0:
+            return
+        now = self._clock()
+        with self._lock:
+            free, oldest, oldest_until = None, 0, float("inf")
+            for slot in self._probe(packed):
+                held, until = _SLOT.unpack_from(self._table, slot * _SLOT.size)
+                if held == packed:
+                    _SLOT.pack_into(
+                        self._table, slot * _SLOT.size, packed, max(until, now + seconds)
+                    )
+                    return
+                if free is None and until <= now:
+                    free = slot
+                if until < oldest_until:
+                    oldest, oldest_until = slot, until
+            # a free slot, else the one whose refusal ends first
+            target = oldest if free is None else free
+            _SLOT.pack_into(self._table, target * _SLOT.size, packed, now + seconds)
+
+    def _probe(self, packed: bytes) -> list[int]:
+        home = zlib.crc32(packed) % self.slots
+        return [(home + step) % self.slots for step in range(min(_PROBES, self.slots))]

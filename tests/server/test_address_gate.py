@@ -1,0 +1,138 @@
+"""Refused addresses are held, then closed, at the connection before HTTP is read: one
+table of them for all of gunicorn's workers."""
+
+from __future__ import annotations
+
+import http.client
+import os
+import socket
+import time
+from urllib.parse import urlencode
+
+import pytest
+
+from middleware.server.address_gate import AddressGate
+from middleware.server.tarpit import Tarpit
+from tests.server.test_cli_serve import environment, start  # noqa: F401 (fixture)
+
+NESTED = "SELECT * WHERE " + "{" * 200 + "}" * 200  # past sparql_max_depth: a strike
+
+
+def test_a_refusal_holds_for_its_seconds_then_ends() -> None:
+    now = [100.0]
+    gate = AddressGate(slots=16, clock=lambda: now[0])
+    gate.refuse("10.0.0.7", seconds=30)
+    gate.refuse("::1", seconds=5)
+    assert gate.refused("10.0.0.7") and gate.refused("::1")
+    assert not gate.refused("10.0.0.8") and not gate.refused("not an address")
+    now[0] += 10
+    assert gate.refused("10.0.0.7") and not gate.refused("::1")
+    gate.refuse("10.0.0.7", seconds=1)  # a shorter refusal does not cut a longer one
+    now[0] += 15
+    assert gate.refused("10.0.0.7")
+    now[0] += 10
+    assert not gate.refused("10.0.0.7")
+
+
+def test_a_full_table_gives_up_the_refusal_that_ends_first() -> None:
+    now = [0.0]
+    gate = AddressGate(slots=4, clock=lambda: now[0])
+    for last, seconds in ((1, 50), (2, 10), (3, 60), (4, 70)):
+        gate.refuse(f"192.0.2.{last}", seconds=seconds)
+    gate.refuse("192.0.2.9", seconds=80)
+    assert gate.refused("192.0.2.9") and not gate.refused("192.0.2.2")
+    assert all(gate.refused(f"192.0.2.{last}") for last in (1, 3, 4))
+
+
+def test_a_refusal_made_in_a_forked_process_is_seen_by_its_siblings() -> None:
+    gate = AddressGate()
+    child = os.fork()
+    if child == 0:
+        gate.refuse("198.51.100.4", seconds=60)
+        os._exit(0)
+    os.waitpid(child, 0)
+    assert gate.refused("198.51.100.4")
+
+
+def test_held_connections_close_after_their_seconds_and_a_full_pit_closes_at_once() -> None:
+    pit = Tarpit(seconds=0.3, capacity=2)
+    pairs = [socket.socketpair() for _ in range(3)]
+    for ours, _ in pairs:
+        pit.hold(ours)
+    theirs = [peer for _, peer in pairs]
+    theirs[2].settimeout(1)
+    assert theirs[2].recv(1) == b""  # past capacity: closed at once
+    theirs[0].settimeout(0.1)
+    with pytest.raises(TimeoutError):
+        theirs[0].recv(1)  # held: nothing, not even the close
+    assert pit.held() == 2
+    theirs[0].settimeout(5)
+    assert theirs[0].recv(1) == b""
+    time.sleep(0.1)
+    assert pit.held() == 0
+
+
+def _status(url: str, source: str, query: str = "ASK {}") -> int | str:
+    """The HTTP status of a /sparql GET from ``source``, or the error that ended it."""
+    host, port = url.removeprefix("http://").split(":")
+    connection = http.client.HTTPConnection(host, int(port), timeout=30, source_address=(source, 0))
+    try:
+        connection.request(
+            "GET",
+            "/sparql?" + urlencode({"query": query}),
+            headers={"Authorization": "Bearer serve-test-key"},
+        )
+        return connection.getresponse().status
+    except (ConnectionError, http.client.RemoteDisconnected) as err:
+        return type(err).__name__
+    finally:
+        connection.close()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("workers", ["1", "2"], ids=["development server", "gunicorn"])
+def test_a_boxed_address_is_closed_before_its_request_is_read(
+    environment: dict[str, str],  # noqa: F811
+    workers: str,
+) -> None:
+    environment["KGMW_SPARQL_PENALTY"] = "60"
+    environment["KGMW_SERVER_REFUSED_HOLD"] = "0.5"
+    environment["KGMW_SERVER_API_KEYS"] = ""  # callers known by their address
+    with start(["--workers", workers], environment) as (url, _):
+        assert _status(url, "127.0.0.5") == 200
+        statuses = []
+        while len(statuses) < 12:
+            statuses.append(_status(url, "127.0.0.5", NESTED))
+            if isinstance(statuses[-1], str):
+                break
+        assert statuses[0] == 400  # the first few: the limit, named in a 400
+        assert statuses[-1] in ("RemoteDisconnected", "ConnectionResetError")
+        began = time.monotonic()
+        assert _status(url, "127.0.0.5") in ("RemoteDisconnected", "ConnectionResetError")
+        assert time.monotonic() - began >= 0.4  # held unread, then closed
+        assert _status(url, "127.0.0.1") == 200  # everyone else is served
+
+
+@pytest.mark.slow
+def test_an_address_past_its_failed_authentications_is_closed_at_the_connection(
+    environment: dict[str, str],  # noqa: F811
+) -> None:
+    environment["KGMW_SERVER_AUTH_FAILURES"] = "3"
+    environment["KGMW_SERVER_REFUSED_HOLD"] = "0.2"
+    with start([], environment) as (url, _):
+        host, port = url.removeprefix("http://").split(":")
+        statuses = []
+        for _ in range(6):
+            connection = http.client.HTTPConnection(
+                host, int(port), source_address=("127.0.0.6", 0)
+            )
+            try:
+                connection.request("GET", "/v1/sources", headers={"Authorization": "Bearer wrong"})
+                statuses.append(connection.getresponse().status)
+            except (ConnectionError, http.client.RemoteDisconnected) as err:
+                statuses.append(type(err).__name__)
+            finally:
+                connection.close()
+        assert statuses[:3] == [401, 401, 401] and statuses[3] == 429
+        assert statuses[-1] in ("RemoteDisconnected", "ConnectionResetError")
+        assert _status(url, "127.0.0.1") == 200

@@ -78,6 +78,13 @@ class Unauthorized(MiddlewareError):
     code = "unauthorized"
 
 
+class Forbidden(MiddlewareError):
+    """A valid API key asked for a source or method its ``[keys.NAME]`` table leaves out."""
+
+    status = 403
+    code = "forbidden"
+
+
 class PayloadTooLarge(BadRequest):
     """A request body or query longer than the service accepts."""
 

@@ -34,6 +34,7 @@ from middleware.config.areas import (
     TextSettings,
 )
 from middleware.config.fields import Setting, declared
+from middleware.config.key_grants import KeyGrant, parse_grants
 from middleware.config.methods import METHOD_TABLES, MethodTable
 from middleware.errors import ConfigError
 
@@ -69,8 +70,9 @@ def _read_toml(path: Path) -> dict[str, Any]:
     if not isinstance(table, dict):
         raise ConfigError(f"{path}: [kgmw] must be a table")
     section = dict(table)
-    if "kgmw" in data and "sources" in data:
-        section.setdefault("sources", data["sources"])
+    for table_name in ("sources", "keys"):
+        if "kgmw" in data and table_name in data:
+            section.setdefault(table_name, data[table_name])
     return section
 
 
@@ -109,6 +111,7 @@ class Settings(
         default_factory=dict, repr=False, compare=False
     )
     method_values: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    key_grants: tuple[KeyGrant, ...] = field(default=(), repr=False, compare=False)
 
     @classmethod
     def build(
@@ -116,6 +119,7 @@ class Settings(
         values: Mapping[str, Any],
         origins: Mapping[str, str] | None = None,
         sources: Mapping[str, Mapping[str, Any]] | None = None,
+        grants: tuple[KeyGrant, ...] = (),
     ) -> Settings:
         """Settings from values by name (missing ones take their default)."""
         full = {s.name: s.default for s in SETTINGS} | dict(values)
@@ -124,6 +128,7 @@ class Settings(
             origins={s.name: "default" for s in SETTINGS} | dict(origins or {}),
             named_sources={n: dict(t) for n, t in (sources or {}).items()},
             method_values={k: v for k, v in full.items() if k not in _GENERAL},
+            key_grants=grants,
         )
 
     @classmethod
@@ -139,11 +144,14 @@ class Settings(
         values: dict[str, Any] = {}
         origins: dict[str, str] = {}
         sources: dict[str, dict[str, Any]] = {}
+        grants: tuple[KeyGrant, ...] = ()
         path = _config_path(config_path, env)
         if path is not None:
             section = _read_toml(path)
             if "sources" in section:
                 sources = _named_sources(section.pop("sources"), path)
+            if "keys" in section:
+                grants = parse_grants(section.pop("keys"), str(path))
             for key, raw in section.items():
                 values[key] = lookup(key, str(path)).coerce(raw, str(path))
                 origins[key] = str(path)
@@ -151,7 +159,7 @@ class Settings(
             if setting.env_var in env:
                 values[setting.name] = setting.coerce(env[setting.env_var], setting.env_var)
                 origins[setting.name] = "env"
-        return cls.build(values, origins, sources).replace(**(overrides or {}))
+        return cls.build(values, origins, sources, grants).replace(**(overrides or {}))
 
     def value(self, name: str) -> Any:
         """Any setting's value by name (general or a method table's)."""
@@ -194,7 +202,7 @@ class Settings(
                 hint=f"known sources: {known}; add a [sources.{name}] table to kgmw.toml",
             )
         origins = {**self.origins, **{key: f"source {name}" for key in table}}
-        return Settings.build(self.as_dict() | table, origins, self.named_sources)
+        return Settings.build(self.as_dict() | table, origins, self.named_sources, self.key_grants)
 
     def replace(self, **overrides: Any) -> Settings:
         """A copy with ``overrides`` applied as command-line values (None leaves a value)."""
@@ -204,7 +212,7 @@ class Settings(
                 continue
             values[key] = lookup(key, "overrides").coerce(raw, "command line")
             origins[key] = "cli"
-        return Settings.build(values, origins, self.named_sources)
+        return Settings.build(values, origins, self.named_sources, self.key_grants)
 
     def as_dict(self, *, mask_secrets: bool = False) -> dict[str, Any]:
         """Every value by name; with ``mask_secrets``, secret ones that are set read '***'."""

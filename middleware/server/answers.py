@@ -13,8 +13,9 @@ from middleware.llm.ledger import Budget
 from middleware.methods.answer import Answer
 from middleware.methods.method import Method
 from middleware.serialize.answer_json import answer_dict
-from middleware.server.context import metrics, state
+from middleware.server.context import grant, metrics, state
 from middleware.server.evidence_graph import evidence_graph
+from middleware.server.guard import permit
 from middleware.server.metrics import Metrics
 
 blueprint = Blueprint("answers", __name__)
@@ -106,6 +107,7 @@ def prepare_answer(ask: AnswerRequest) -> PreparedAnswer:
     """Resolve the method and sources a request names (unknown ones fail here)."""
     app_state = state()
     names = ask.sources or [app_state.default_source]
+    permit(grant(), sources=names, method=(ask.method or app_state.settings.method).strip().lower())
     method = app_state.method(ask.method, names[0])
     graphs: list[KnowledgeGraph] = [app_state.graph(name) for name in names]
     return PreparedAnswer(ask, method, graphs, app_state.budget(ask.max_calls), metrics())

@@ -87,7 +87,7 @@ def _check_body_size(max_body: int) -> None:
 
 
 def _install_guards(app: Flask, settings: Settings, metrics: Metrics) -> None:
-    keys = ApiKeys.parse(settings.server_api_keys)
+    keys = ApiKeys.parse(settings.server_api_keys, settings.key_grants)
     limiter = RateLimiter(settings.server_rate_limit)
     failures = RateLimiter(settings.server_auth_failures)  # per client address
     cors = CorsPolicy.parse(settings.server_cors_origins)
@@ -116,6 +116,7 @@ def _install_guards(app: Flask, settings: Settings, metrics: Metrics) -> None:
                 failures.spend(address)
                 raise
         g.caller = caller or address  # who the /sparql penalty box sees
+        g.grant = keys.grant(caller)  # what a [keys.NAME] key may use; None: everything
         limiter.check(caller or address)
         if request.endpoint == "sparql.sparql":
             app.config[STATE_KEY].penalties.check(g.caller)

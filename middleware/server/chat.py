@@ -26,7 +26,7 @@ from middleware.errors import BadRequest, MiddlewareError, NotFound
 from middleware.methods.answer import Answer
 from middleware.methods.registry import METHODS
 from middleware.server.answers import AnswerRequest, answer_body, prepare_answer, request_json
-from middleware.server.context import metrics, state
+from middleware.server.context import grant, metrics, state
 from middleware.server.errors import error_body
 
 blueprint = Blueprint("chat", __name__)
@@ -40,6 +40,14 @@ def model_names() -> dict[str, str]:
     """Model id to description: one per method, plus ``kgmw`` for the default method."""
     models = {"kgmw": f"the service's default method ({state().settings.method})"}
     models.update({MODEL_PREFIX + name: text for name, text in METHODS.items()})
+    allowed = grant()
+    if allowed is not None and allowed.methods is not None:  # a [keys.NAME] key's own
+        default = state().settings.method
+        models = {
+            model: text
+            for model, text in models.items()
+            if (default if model == "kgmw" else model.removeprefix(MODEL_PREFIX)) in allowed.methods
+        }
     return models
 
 

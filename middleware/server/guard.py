@@ -12,9 +12,10 @@ import hmac
 import math
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
-from middleware.errors import RateLimited, Unauthorized
+from middleware.config.key_grants import KeyGrant
+from middleware.errors import Forbidden, RateLimited, Unauthorized
 from middleware.server.address_gate import AddressGate
 
 ADDRESS_CALLER = "addr:"  # the caller id of a request without an API key: addr:IP
@@ -25,22 +26,32 @@ def _split(text: str | None) -> list[str]:
 
 
 class ApiKeys:
-    """The accepted keys; a request names one as ``Authorization: Bearer KEY``."""
+    """The accepted keys; a request names one as ``Authorization: Bearer KEY``. Keys in
+    ``keys`` may use everything; each of ``grants`` only what its table lists."""
 
-    def __init__(self, keys: list[str]) -> None:
+    def __init__(self, keys: list[str], grants: tuple[KeyGrant, ...] = ()) -> None:
         # Digests of equal length, compared in constant time, so timing tells nothing.
         self._digests = [hashlib.sha256(k.encode()).digest() for k in keys]
+        self._digests += [grant.digest for grant in grants]
+        self._ids = [f"key:{n}" for n in range(1, len(keys) + 1)]
+        self._ids += [f"key:{grant.name}" for grant in grants]
+        self._grants = {f"key:{grant.name}": grant for grant in grants}
 
     @classmethod
-    def parse(cls, setting: str | None) -> ApiKeys:
-        return cls(_split(setting))
+    def parse(cls, setting: str | None, grants: tuple[KeyGrant, ...] = ()) -> ApiKeys:
+        return cls(_split(setting), grants)
 
     @property
     def enabled(self) -> bool:
         return bool(self._digests)
 
+    def grant(self, caller: str | None) -> KeyGrant | None:
+        """What ``caller`` may use; None for a key that may use everything."""
+        return self._grants.get(caller or "")
+
     def caller(self, authorization: str | None) -> str:
-        """A stable caller id (``key:N``) for a valid header; Unauthorized otherwise."""
+        """A stable caller id (``key:N``, ``key:NAME`` for a ``[keys.NAME]`` key) for a
+        valid header; Unauthorized otherwise."""
         scheme, _, token = (authorization or "").strip().partition(" ")
         if scheme.lower() != "bearer" or not token.strip():
             raise Unauthorized(
@@ -48,13 +59,33 @@ class ApiKeys:
                 hint="send the header 'Authorization: Bearer YOUR_KEY'",
             )
         digest = hashlib.sha256(token.strip().encode()).digest()
-        found = 0
-        for number, known in enumerate(self._digests, start=1):
+        found = None
+        for caller, known in zip(self._ids, self._digests, strict=True):
             if hmac.compare_digest(digest, known):
-                found = number
-        if not found:
+                found = caller
+        if found is None:
             raise Unauthorized("the API key is not valid", hint="check the key you were given")
-        return f"key:{found}"
+        return found
+
+
+def permit(
+    grant: KeyGrant | None, *, sources: Sequence[str] = (), method: str | None = None
+) -> None:
+    """Forbidden unless ``grant`` (None: a key that may use everything) covers every one
+    of ``sources`` and ``method``."""
+    if grant is None:
+        return
+    for source in sources:
+        if grant.sources is not None and source not in grant.sources:
+            raise Forbidden(
+                f"this API key ({grant.name}) may not use source {source!r}",
+                hint=f"its sources: {', '.join(grant.sources) or 'none'}",
+            )
+    if method is not None and grant.methods is not None and method not in grant.methods:
+        raise Forbidden(
+            f"this API key ({grant.name}) may not use method {method!r}",
+            hint=f"its methods: {', '.join(grant.methods) or 'none'}",
+        )
 
 
 class RateLimiter:

@@ -30,7 +30,8 @@ from middleware.errors import (
 from middleware.kg.open import query_policy
 from middleware.kg.sparql_guard import QueryDataset, guard_query, with_base
 from middleware.serialize.sparql_results import ALIASES, formats_for, write_result
-from middleware.server.context import metrics, state
+from middleware.server.context import grant, metrics, state
+from middleware.server.guard import permit
 
 blueprint = Blueprint("sparql", __name__)
 
@@ -41,6 +42,7 @@ def sparql() -> Response:
     text, dataset = _protocol_request()
     source = request.args.get("source") or request.form.get("source") or None
     app_state = state()
+    permit(grant(), sources=[source or app_state.default_source])
     graph = app_state.graph(source)
     settings = app_state.settings
     base_iri = settings.sparql_base_iri or _service_url(

@@ -11,7 +11,7 @@ from flask import Blueprint, Response, jsonify
 
 from middleware.llm.base import user
 from middleware.llm.cache import CachedLLM
-from middleware.server.context import metrics, state
+from middleware.server.context import grant, metrics, state
 from middleware.server.openapi import openapi_document
 
 blueprint = Blueprint("status", __name__)
@@ -24,10 +24,16 @@ _ready_memo: dict[int, tuple[float, dict[str, Any]]] = {}
 @blueprint.get("/v1/sources")
 def sources() -> Response:
     app_state = state()
+    allowed = grant()
+    names = [
+        n
+        for n in app_state.source_names()
+        if allowed is None or allowed.sources is None or n in allowed.sources
+    ]  # a [keys.NAME] key sees its own sources only
     return jsonify(
         {
             "default": app_state.default_source,
-            "sources": [app_state.describe_source(n) for n in app_state.source_names()],
+            "sources": [app_state.describe_source(n) for n in names],
         }
     )
 

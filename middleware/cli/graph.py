@@ -24,6 +24,7 @@ from middleware.cli.support import (
 )
 from middleware.errors import BadRequest, NotFound
 from middleware.kg.backends.local import LocalStore
+from middleware.kg.load_guard import LoadCaps
 from middleware.kg.open import query_policy
 from middleware.kg.recipes import RECIPES, recipe
 from middleware.serialize.graph_json import (
@@ -92,7 +93,11 @@ def load(
         raise BadRequest("nothing to load", hint="give FILES or --recipe NAME --data-dir DIR")
     settings = settings_for(ctx, store=store, profile=profile, progress=progress)
     target = LocalStore(
-        store, profile=settings.profile, progress=settings.progress, wait=settings.store_lock_wait
+        store,
+        profile=settings.profile,
+        progress=settings.progress,
+        wait=settings.store_lock_wait,
+        caps=LoadCaps.from_settings(settings),
     )
     report = target.load(paths, format=fmt)
     click.echo(

@@ -32,6 +32,23 @@ class SourceSettings:
         "(`kgmw load`) before it gives up.",
         minimum=0.0,
     )
+    load_max_ratio: int = setting(
+        200,
+        "Most times a .gz input may expand over its compressed bytes read so far, once "
+        "past 16 MiB (real RDF compresses 5-30 times; a bomb 1,000 times).",
+        minimum=2,
+    )
+    load_max_line_mib: int = setting(
+        16,
+        "Longest line, in MiB, of a line-based input (N-Triples, N-Quads, Turtle, TriG, "
+        "delimited): a parser holds a whole line or statement.",
+        minimum=1,
+    )
+    load_max_whole_mib: int = setting(
+        256,
+        "Largest input, in MiB, of a format its parser reads whole (TriX, HexTuples).",
+        minimum=1,
+    )
     timeout: float = setting(
         30.0,
         "Seconds one SPARQL query may take before it fails with EndpointTimeout.",

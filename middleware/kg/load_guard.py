@@ -1,11 +1,13 @@
 """Input files read under caps, so a crafted file cannot exhaust memory while loading.
 
-- ``.gz`` input may not decompress to more than ``MAX_RATIO`` times the compressed
+- ``.gz`` input may not decompress to more than ``max_ratio`` times the compressed
   bytes read so far (once past ``RATIO_FLOOR``): real RDF compresses 5-30×, bombs 1000×.
-- Line-based formats may not hold a line longer than ``MAX_LINE`` (a parser buffers a
-  whole line or statement).
+- Line-based formats may not hold a line longer than ``max_line`` bytes (a parser
+  buffers a whole line or statement).
 - XML input may not declare entities (``<!ENTITY``): they expand without bound.
-- Formats read whole (TriX, HexT through rdflib) may not exceed ``MAX_WHOLE``.
+- Formats read whole (TriX, HexT through rdflib) may not exceed ``max_whole`` bytes.
+
+The caps are settings (``load_max_ratio``, ``load_max_line_mib``, ``load_max_whole_mib``).
 
 Every refusal is a LoadError naming the file and the cap, raised after at most the
 bytes needed to see it; the load it interrupts leaves the store unchanged.
@@ -15,24 +17,45 @@ from __future__ import annotations
 
 import gzip
 import io
+from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, cast
+from typing import IO, Any, cast
 
 from middleware.errors import LoadError
 
-MAX_RATIO = 200
 RATIO_FLOOR = 16 << 20
-MAX_LINE = 16 << 20
-MAX_WHOLE = 256 << 20
 XML_PROLOG = 1 << 20  # entity declarations must come before the root element
 LINE_FORMATS = {"nt", "nq", "ttl", "trig", "n3", "delimited"}
 XML_FORMATS = {"rdfxml", "trix"}
 
 
+@dataclass(frozen=True)
+class LoadCaps:
+    """How far input may go: expansion ratio of ``.gz``, longest line, whole-file size."""
+
+    max_ratio: int = 200
+    max_line: int = 16 << 20
+    max_whole: int = 256 << 20
+
+    @classmethod
+    def from_settings(cls, settings: Any) -> LoadCaps:
+        return cls(
+            settings.load_max_ratio,
+            settings.load_max_line_mib << 20,
+            settings.load_max_whole_mib << 20,
+        )
+
+
+DEFAULT_CAPS = LoadCaps()
+
+
 class GuardedInput(io.RawIOBase):
     """A file's (decompressed) bytes, checked against the caps as they are read."""
 
-    def __init__(self, path: Path, fmt: str, *, whole: bool = False) -> None:
+    def __init__(
+        self, path: Path, fmt: str, *, whole: bool = False, caps: LoadCaps = DEFAULT_CAPS
+    ) -> None:
+        self.caps = caps
         self.path = path
         self.raw = path.open("rb")
         self.gzipped = path.suffix.lower() == ".gz"
@@ -73,24 +96,32 @@ class GuardedInput(io.RawIOBase):
                     "can expand without bound",
                     "remove the entity declarations from the DOCTYPE",
                 )
-        if self.gzipped and self.total > RATIO_FLOOR and self.total > MAX_RATIO * self.raw.tell():
+        caps = self.caps
+        if (
+            self.gzipped
+            and self.total > RATIO_FLOOR
+            and self.total > caps.max_ratio * self.raw.tell()
+        ):
             self._refuse(
-                f"decompresses to more than {MAX_RATIO}× its compressed size "
+                f"decompresses to more than {caps.max_ratio}× its compressed size "
                 f"({self.total:,} bytes from {self.raw.tell():,})",
-                "if the file is genuine, decompress it yourself and load the plain file",
+                "if the file is genuine, decompress it yourself and load the plain file, "
+                "or raise load_max_ratio",
             )
-        if self.whole and self.total > MAX_WHOLE:
+        if self.whole and self.total > caps.max_whole:
             self._refuse(
-                f"is read whole by its parser and is larger than {MAX_WHOLE >> 20} MiB",
-                "convert it to N-Quads or Turtle, which are read as a stream",
+                f"is read whole by its parser and is larger than {caps.max_whole >> 20} MiB",
+                "convert it to N-Quads or Turtle, which are read as a stream, "
+                "or raise load_max_whole_mib",
             )
         if self.lines:
             newline = chunk.rfind(b"\n")
             self.run = len(chunk) - newline - 1 if newline >= 0 else self.run + len(chunk)
-            if self.run > MAX_LINE:
+            if self.run > caps.max_line:
                 self._refuse(
-                    f"has a line longer than {MAX_LINE >> 20} MiB",
-                    "split the data into lines (one triple or statement per line)",
+                    f"has a line longer than {caps.max_line >> 20} MiB",
+                    "split the data into lines (one triple or statement per line), "
+                    "or raise load_max_line_mib",
                 )
 
     def _refuse(self, what: str, hint: str) -> None:
@@ -98,10 +129,14 @@ class GuardedInput(io.RawIOBase):
         raise self.error
 
 
-def open_guarded(path: Path, fmt: str, *, whole: bool = False) -> io.BufferedReader:
-    """``path`` opened for reading under the caps (``.gz`` decompressed)."""
+def open_guarded(
+    path: Path, fmt: str, *, whole: bool = False, caps: LoadCaps = DEFAULT_CAPS
+) -> io.BufferedReader:
+    """``path`` opened for reading under ``caps`` (``.gz`` decompressed)."""
     try:
-        return io.BufferedReader(GuardedInput(path, fmt, whole=whole), buffer_size=1 << 16)
+        return io.BufferedReader(
+            GuardedInput(path, fmt, whole=whole, caps=caps), buffer_size=1 << 16
+        )
     except OSError as err:
         raise LoadError(str(path), None, f"cannot open: {err.strerror or err}") from err
 

@@ -21,7 +21,7 @@ from pyoxigraph import Literal, NamedNode, Quad
 
 from middleware.errors import BadRequest, LoadError
 from middleware.kg.backends.rdflib_graph import to_oxigraph
-from middleware.kg.load_guard import open_guarded, stopped_by
+from middleware.kg.load_guard import DEFAULT_CAPS, LoadCaps, open_guarded, stopped_by
 from middleware.kg.profiles import RDFS_LABEL, DelimitedMapping, Profile
 
 RDF_FORMATS: dict[str, ox.RdfFormat] = {
@@ -95,13 +95,14 @@ class Source:
 
     path: Path
     format: str
+    caps: LoadCaps = DEFAULT_CAPS
 
 
 def read_quads(source: Source, profile: Profile) -> Iterator[Quad]:
     """Yield the quads of one file; raise LoadError with file:line on bad input."""
     if source.format == "delimited":
         mapping = profile.delimited or _generic_mapping()
-        yield from read_delimited(source.path, mapping, profile)
+        yield from read_delimited(source.path, mapping, profile, source.caps)
     elif source.format in RDFLIB_FORMATS:
         yield from _read_with_rdflib(source)
     else:
@@ -111,7 +112,7 @@ def read_quads(source: Source, profile: Profile) -> Iterator[Quad]:
 def _read_with_oxigraph(source: Source) -> Iterator[Quad]:
     fmt = RDF_FORMATS[source.format]
     base = source.path.resolve().as_uri()
-    with open_guarded(source.path, source.format) as handle:
+    with open_guarded(source.path, source.format, caps=source.caps) as handle:
         try:
             yield from ox.parse(handle, fmt, base_iri=base)
         except (SyntaxError, OSError, EOFError, gzip.BadGzipFile, LoadError) as err:
@@ -148,7 +149,7 @@ def _read_with_rdflib(source: Source) -> Iterator[Quad]:
     import rdflib
 
     dataset = rdflib.Dataset()
-    with open_guarded(source.path, source.format, whole=True) as handle:
+    with open_guarded(source.path, source.format, whole=True, caps=source.caps) as handle:
         data = handle.read()  # a cap stops this with a LoadError
         try:
             dataset.parse(io.BytesIO(data), format=RDFLIB_FORMATS[source.format])
@@ -178,7 +179,9 @@ def _generic_mapping() -> DelimitedMapping:
     )
 
 
-def read_delimited(path: Path, mapping: DelimitedMapping, profile: Profile) -> Iterator[Quad]:
+def read_delimited(
+    path: Path, mapping: DelimitedMapping, profile: Profile, caps: LoadCaps = DEFAULT_CAPS
+) -> Iterator[Quad]:
     """Rows of ``subject<SEP>relation<SEP>object`` (separator ``|`` or tab, detected per file).
 
     Two-column rows ``name<SEP>text`` label an entity, or a relation already seen in
@@ -189,7 +192,7 @@ def read_delimited(path: Path, mapping: DelimitedMapping, profile: Profile) -> I
     relations: dict[str, NamedNode] = {}
     labelled: set[str] = set()
     separator: str | None = None
-    with open_guarded(path, "delimited") as raw:
+    with open_guarded(path, "delimited", caps=caps) as raw:
         number = 0
         try:
             for number, data in enumerate(raw, start=1):

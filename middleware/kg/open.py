@@ -6,6 +6,7 @@ from middleware.config import Settings
 from middleware.errors import BadRequest
 from middleware.kg.backends.endpoint import SparqlEndpoint
 from middleware.kg.backends.local import LocalStore
+from middleware.kg.load_guard import LoadCaps
 from middleware.kg.operations import GraphOperations
 from middleware.kg.sample import sample_store
 from middleware.kg.sparql_guard import QueryLimits, QueryPolicy
@@ -34,6 +35,7 @@ def open_graph(settings: Settings, *, read_only: bool = True) -> GraphOperations
             timeout=settings.timeout,
             progress=settings.progress,
             wait=settings.store_lock_wait,
+            caps=LoadCaps.from_settings(settings),
         )
     else:
         graph = sample_store(

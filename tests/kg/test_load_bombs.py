@@ -73,14 +73,14 @@ def test_a_gzip_bomb_is_refused_after_a_bounded_read(
         original(self, chunk)
 
     monkeypatch.setattr(load_guard.GuardedInput, "_check", spy)
-    refused(store, bomb, f"more than {load_guard.MAX_RATIO}×")
+    refused(store, bomb, f"more than {store.caps.max_ratio}×")
     assert max(reads) < 4 << 20  # stopped soon after the floor, not at 64 MiB
 
 
 def test_a_single_line_bomb_is_refused(
     store: LocalStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(load_guard, "MAX_LINE", 1 << 20)
+    store.caps = load_guard.LoadCaps(max_line=1 << 20)
     line = tmp_path / "line.nt"
     line.write_text(GOOD + '<http://e/a> <http://e/p> "' + "x" * (2 << 20) + '" .\n')
     refused(store, line, "line longer than 1 MiB")
@@ -89,7 +89,7 @@ def test_a_single_line_bomb_is_refused(
 def test_a_whole_file_format_is_capped(
     store: LocalStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(load_guard, "MAX_WHOLE", 1 << 20)
+    store.caps = load_guard.LoadCaps(max_whole=1 << 20)
     trix = tmp_path / "big.trix"
     trix.write_text("<TriX>" + " " * (2 << 20) + "</TriX>")
     refused(store, trix, "read whole")
@@ -102,3 +102,20 @@ def test_a_genuine_gzip_file_still_loads(store: LocalStore, tmp_path: Path) -> N
             out.write(f"<http://e/n{n}> <http://e/p> <http://e/m{n}> .\n")
     store.load([data])
     assert len(store) == 2001
+
+
+def test_kgmw_load_takes_its_caps_from_the_settings(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from middleware.cli import cli
+
+    line = tmp_path / "line.nt"
+    line.write_text(GOOD + '<http://e/a> <http://e/p> "' + "x" * (2 << 20) + '" .\n')
+    result = CliRunner().invoke(
+        cli,
+        ["load", str(line), "--store", str(tmp_path / "st")],
+        env={"KGMW_LOAD_MAX_LINE_MIB": "1", "KGMW_PROGRESS": "false"},
+    )
+    error = result.exception
+    assert isinstance(error, LoadError) and "line longer than 1 MiB" in str(error)
+    assert "load_max_line_mib" in (error.hint or "")

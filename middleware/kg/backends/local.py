@@ -49,6 +49,7 @@ from middleware.kg.backends.generations import (
     swap,
 )
 from middleware.kg.base import Capabilities, LabelRow, QueryResult
+from middleware.kg.load_guard import LoadCaps
 from middleware.kg.loading import Source, detect_format, read_quads
 from middleware.kg.operations import GraphOperations
 from middleware.kg.profiles import Profile, load_profile
@@ -92,9 +93,11 @@ class LocalStore(GraphOperations):
         timeout: float = 30.0,
         progress: bool = False,
         wait: float = 60.0,
+        caps: LoadCaps | None = None,
     ) -> None:
         self.path = Path(path).expanduser() if path is not None else None
         self.wait = wait  # seconds to wait for another writer to let go of the store
+        self.caps = caps or LoadCaps()  # how far an input file may go (load_max_*)
         self.read_only = read_only
         self.progress = progress
         self.default_timeout = timeout
@@ -282,7 +285,7 @@ class LocalStore(GraphOperations):
         """Load files all-or-nothing: any error leaves the store as it was."""
         if self.read_only:
             raise BadRequest(f"store {self.name!r} is open read-only")
-        sources = [Source(Path(f), detect_format(Path(f), format)) for f in files]
+        sources = [Source(Path(f), detect_format(Path(f), format), self.caps) for f in files]
         for source in sources:
             if not source.path.is_file():
                 raise LoadError(str(source.path), None, "no such file")

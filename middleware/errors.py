@@ -151,6 +151,13 @@ class QueryRejected(EndpointError):
     code = "query_rejected"
 
 
+class ClientGone(MiddlewareError):
+    """The caller closed its connection before the answer: the work for it was stopped."""
+
+    status = 499  # no one reads it; the access log and the metrics do
+    code = "client_gone"
+
+
 class EndpointTimeout(EndpointError):
     """A query ran past its timeout (endpoint or local store)."""
 

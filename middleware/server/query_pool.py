@@ -16,6 +16,7 @@ import multiprocessing
 import os
 import resource
 import select
+import socket
 import threading
 import time
 from dataclasses import dataclass
@@ -27,6 +28,7 @@ from typing import Any
 import middleware.errors as error_classes
 from middleware.errors import (
     BadRequest,
+    ClientGone,
     ConfigError,
     EndpointError,
     EndpointTimeout,
@@ -34,6 +36,7 @@ from middleware.errors import (
     RateLimited,
 )
 from middleware.kg.sparql_guard import QueryDataset
+from middleware.server.client_watch import closed, watch_close
 from middleware.server.executor_queue import TieredQueue, TrackRecord
 from middleware.server.guard import PenaltyBox
 
@@ -72,9 +75,28 @@ class _Executor:
         self.long = False  # its query ran past LONG_AFTER and was given way
         self.stopped_for: MiddlewareError | None = None  # why the watch killed it
 
-    def answered(self, timeout: float) -> bool:
-        """Whether the executor has written (a reply, or EOF) within ``timeout`` seconds."""
-        return bool(self._readable.poll(max(0, int(timeout * 1000))))
+    def answered(self, timeout: float, caller: socket.socket | None = None) -> str:
+        """ "reply" once the executor has written (a reply, or EOF), "timeout" after
+        ``timeout`` seconds, "gone" as soon as the ``caller``'s connection closes."""
+        deadline = time.monotonic() + timeout
+        watched = caller is not None and watch_close(self._readable, caller)
+        try:
+            while True:
+                left = max(0, int((deadline - time.monotonic()) * 1000))
+                events = dict(self._readable.poll(left))
+                if self.conn.fileno() in events:
+                    return "reply"
+                if watched and caller is not None and caller.fileno() in events:
+                    if closed(caller, events[caller.fileno()]):
+                        return "gone"
+                    self._readable.unregister(caller)  # data, not a close: stop watching
+                    watched = False
+                if not events and time.monotonic() >= deadline:
+                    return "timeout"
+        finally:
+            if watched and caller is not None:
+                with contextlib.suppress(KeyError, ValueError, OSError):
+                    self._readable.unregister(caller)
 
     def rss(self) -> int:
         """Resident bytes, 0 when unknown."""
@@ -132,14 +154,16 @@ class QueryPool:
         max_rows: int | None,
         dataset: QueryDataset | None = None,
         client: str = "",
+        caller: socket.socket | None = None,
     ) -> PoolResult:
         """Run checked query ``text`` for ``client`` in an idle executor, waiting at most
-        ``timeout`` seconds for one to be free and ``timeout`` more for the result."""
+        ``timeout`` seconds for one to be free and ``timeout`` more for the result. When
+        the ``caller``'s connection closes meanwhile, the query is stopped (ClientGone)."""
         self.penalties.check(client)
         tier = self.record.tier(client)
         executor = self._take(timeout + START_TIMEOUT, tier)
         try:
-            return self._run_on(executor, text, fmt, timeout, max_rows, dataset, client)
+            return self._run_on(executor, text, fmt, timeout, max_rows, dataset, client, caller)
         finally:
             self._idle.done(tier)
 
@@ -152,11 +176,16 @@ class QueryPool:
         max_rows: int | None,
         dataset: QueryDataset | None,
         client: str,
+        caller: socket.socket | None,
     ) -> PoolResult:
         executor.started, executor.long, executor.stopped_for = time.monotonic(), False, None
         try:
             executor.conn.send((text, fmt, timeout, max_rows, dataset))
-            if not executor.answered(timeout + 1.0):
+            outcome = executor.answered(timeout + 1.0, caller)
+            if outcome == "gone":
+                self._replace(executor)
+                raise ClientGone("the caller closed its connection; its query was stopped")
+            if outcome == "timeout":
                 self._replace(executor)
                 self.record.slow(client)
                 self.penalties.punish(client)

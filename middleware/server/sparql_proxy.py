@@ -12,6 +12,7 @@ capped at ``sparql_max_rows`` and written in the format the ``Accept`` header (o
 
 from __future__ import annotations
 
+import socket
 from functools import lru_cache
 
 from flask import Blueprint, Response, g, request
@@ -64,6 +65,7 @@ def sparql() -> Response:
             max_rows=settings.sparql_max_rows,
             dataset=dataset or None,
             client=g.get("caller", ""),
+            caller=_client_socket(),
         )
         body, kind, truncated = ran.body, ran.kind, ran.truncated
     else:
@@ -82,6 +84,16 @@ def sparql() -> Response:
     if truncated:
         response.headers["X-Kgmw-Truncated"] = f"cut at {settings.sparql_max_rows} rows"
     return response
+
+
+def _client_socket() -> socket.socket | None:
+    """The caller's connection, watched for a close while its query runs (the
+    development server and gunicorn both put it in the WSGI environ)."""
+    for key in ("werkzeug.socket", "gunicorn.socket"):
+        found = request.environ.get(key)
+        if isinstance(found, socket.socket):
+            return found
+    return None
 
 
 def _protocol_request() -> tuple[str, QueryDataset]:

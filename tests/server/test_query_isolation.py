@@ -4,11 +4,13 @@ only its own executor, which is replaced, and other requests go on."""
 from __future__ import annotations
 
 import os
+import socket
 import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlencode
 
 import httpx
 from flask import Flask
@@ -214,3 +216,25 @@ def test_a_regular_caller_is_served_while_newcomers_runaways_queue(
     for thread in burst:
         thread.join(60)
     assert sorted(finished) == [504] * 4
+
+
+def test_a_query_stops_when_its_caller_goes_away(
+    serve: Callable[[Flask], LiveServer], sample_graph: LocalStore
+) -> None:
+    server = start(serve, sample_graph, timeout=30.0, sparql_executors=1)
+    assert ask(server) == 200
+    pool = pool_of(server)
+    before = wait_for_executors(pool, 1)
+    host, port = server.url.removeprefix("http://").split(":")
+    caller = socket.create_connection((host, int(port)))
+    caller.sendall(
+        f"GET /sparql?{urlencode({'query': SPIN})} HTTP/1.1\r\nHost: {host}\r\n\r\n".encode()
+    )
+    time.sleep(1.0)  # the query runs: its executor is busy
+    assert pool.replaced == 0
+    caller.close()
+    deadline = time.monotonic() + 20  # well inside the 30 s timeout
+    while pool.replaced == 0 and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert pool.replaced == 1  # stopped for nobody, long before its timeout
+    assert ask(server) == 200 and wait_for_executors(pool, 1) != before

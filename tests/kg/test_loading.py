@@ -298,3 +298,21 @@ def test_a_reader_serves_a_load_made_after_it_opened(tmp_path: Path) -> None:
     assert reader.version > version  # label indexes rebuild
     writer.load_text("<http://e/e> <http://e/p> <http://e/f> .\n", name="e.nt")
     assert len(reader) == 3
+
+
+def test_a_generation_a_reader_still_has_open_outlives_two_loads(tmp_path: Path) -> None:
+    """A query spanning two loads never reads a deleted generation."""
+    writer = LocalStore(tmp_path / "s")
+    writer.load_text("<http://e/a> <http://e/p> <http://e/b> .\n", name="a.nt")
+    reader = LocalStore(tmp_path / "s", read_only=True)
+    first = reader._opened
+    assert first is not None
+    rows = reader._store.query("SELECT ?s WHERE { ?s ?p ?o }")  # a query under way
+    for name in ("c", "e"):  # two loads meanwhile
+        writer.load_text(f"<http://e/{name}> <http://e/p> <http://e/x> .\n", name=f"{name}.nt")
+    assert (tmp_path / "s" / first).is_dir()  # still there: the reader holds it
+    assert [row["s"].value for row in rows] == ["http://e/a"]
+    reader.refresh()  # the reader moves on and lets go
+    writer.load_text("<http://e/g> <http://e/p> <http://e/x> .\n", name="g.nt")
+    assert not (tmp_path / "s" / first).exists()
+    assert len(reader) == 4

@@ -2,11 +2,16 @@
 store, and the ``current`` link that names the one in use.
 
 A load writes a new generation and swaps the link atomically, so readers see the old
-graph or the new one, never half of one.
+graph or the new one, never half of one. A reader holds a shared lock on the generation
+it has open (``hold``); a load deletes an old generation only when it can lock it
+alone, so a query that spans two loads never reads a deleted generation: the next load
+after its reader moved on deletes it.
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import os
 import shutil
@@ -16,6 +21,29 @@ from pathlib import Path
 
 META_FILE = "kgmw-store.json"
 CURRENT = "current"
+READERS = "kgmw-readers.lock"  # inside a generation: shared-locked by each reader
+
+
+def hold(generation: Path) -> int | None:
+    """A shared lock on ``generation`` for a reader (a file descriptor to ``release``);
+    None when it cannot be taken: it is being deleted, or the folder is not writable."""
+    try:
+        fd = os.open(generation / READERS, os.O_RDONLY | os.O_CREAT, 0o644)
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        return None
+    return fd
+
+
+def release(fd: int | None) -> None:
+    """Let go of a reader's lock."""
+    if fd is not None:
+        with contextlib.suppress(OSError):
+            os.close(fd)
 
 
 def current_name(folder: Path) -> str | None:
@@ -50,10 +78,24 @@ def swap(folder: Path, generation: Path, profile: str) -> None:
 
 
 def remove_stale(folder: Path, keep: set[str]) -> None:
-    """Delete every generation not named in ``keep``."""
+    """Delete every generation not named in ``keep`` that no reader holds."""
     for candidate in folder.glob("gen-*"):
-        if candidate.name not in keep:
+        if candidate.name in keep:
+            continue
+        try:
+            fd = os.open(candidate / READERS, os.O_RDONLY | os.O_CREAT, 0o644)
+        except OSError:  # half-written or already half-deleted: nobody reads it
             shutil.rmtree(candidate, ignore_errors=True)
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            continue  # a reader still has it open: a later load deletes it
+        try:  # held alone while it goes, so no reader can take it meanwhile
+            shutil.rmtree(candidate, ignore_errors=True)
+        finally:
+            os.close(fd)
 
 
 def _fsync_dir(path: Path) -> None:

@@ -44,7 +44,9 @@ from middleware.kg.backends.generations import (
     CURRENT,
     META_FILE,
     current_name,
+    hold,
     new_generation_dir,
+    release,
     remove_stale,
     swap,
 )
@@ -109,6 +111,7 @@ class LocalStore(GraphOperations):
         self.name = name or (self.path.name if self.path else "memory")
         if store is not None and self.path is not None:
             raise BadRequest("give either a store directory or an open store, not both")
+        self._held: int | None = None  # the reader's lock on its open generation
         self._store = store if store is not None else self._open()
         self._opened = self._current_name()  # the generation a reader has open
         self._version = 0
@@ -143,11 +146,14 @@ class LocalStore(GraphOperations):
         name = self._current_name()
         if name is None or name == self._opened:
             return False
+        held = hold(self.path / name)
         try:
             store = ox.Store.read_only(str(self.path / name))
         except (OSError, RuntimeError):
+            release(held)
             return False  # mid-swap or removed already: keep what is open, try again later
-        self._store, self._opened = store, name
+        release(self._held)
+        self._store, self._opened, self._held = store, name, held
         self._version += 1  # label indexes and caches rebuild
         return True
 
@@ -180,6 +186,7 @@ class LocalStore(GraphOperations):
             swap(self.path, generation, self.profile.name)
         # Generations are only ever read once swapped in (loads write a new one), so
         # every handle is read-only: readers never race a read-write RocksDB.
+        self._held = hold(generation)
         try:
             return ox.Store.read_only(str(generation))
         except OSError as err:
@@ -266,7 +273,12 @@ class LocalStore(GraphOperations):
     def close(self) -> None:
         """Release the on-disk store (RocksDB closes when its last handle goes)."""
         self._store = ox.Store()
+        release(self._held)
+        self._held = None
         self.read_only = True
+
+    def __del__(self) -> None:
+        release(getattr(self, "_held", None))
 
     def label_rows(self) -> Iterator[LabelRow]:
         """Every label and alias of the store, for an in-memory index."""
@@ -362,8 +374,10 @@ class LocalStore(GraphOperations):
         except BaseException:  # also Ctrl-C: drop the half-written generation, re-raise
             shutil.rmtree(staging, ignore_errors=True)
             raise
+        held = hold(staging)
         self._store = ox.Store.read_only(str(staging))
-        self._opened = staging.name
+        release(self._held)
+        self._opened, self._held = staging.name, held
         swap(self.path, staging, self.profile.name)
         remove_stale(self.path, {staging.name, live.name} if live else {staging.name})
         return counter.total

@@ -1,15 +1,19 @@
 """A benign query stream beside 8 abusive clients, against `kgmw serve` on one store.
 
-    ../.venv/bin/python bench_abuse.py --store STORE_DIR [--seconds 20] [--benign 2]
+    ../.venv/bin/python bench_abuse.py --store STORE_DIR [--rounds 10] [--seconds 2]
+        [--benign 2] [--workers 1] [--abuser-nice 19] [--control]
 
 The service runs in its own process (`kgmw serve --store STORE`, 5 s query timeout).
-First the benign clients alone (from 127.0.0.1) send 1-hop SELECTs on random entities,
-back to back, one connection per request, for ``--seconds``. Then the same again while
-8 abusive clients, bound to 127.0.0.2-9, send the crash and runaway corpus back to
-back: deep nesting, path alternatives, `+` chains, many UNIONs, a cartesian ORDER BY,
-a catastrophic regex over every literal, a COUNT over a triple cross product. Reported:
-benign requests/s, p50 and p99, errors; each abusive answer's status; the peak resident
-memory of the service and its executors together (sampled every 0.1 s from /proc).
+Each round: the benign clients (from 127.0.0.1) send 1-hop SELECTs on random entities,
+back to back, one connection per request, for ``--seconds`` alone; then as long again
+while 8 abusive clients, bound to 127.0.0.2-9, send the crash and runaway corpus back
+to back: deep nesting, path alternatives, `+` chains, many UNIONs, a cartesian ORDER
+BY, a catastrophic regex over every literal, a COUNT over a triple cross product.
+Short paired rounds, because this machine's speed drifts by 2-3× over seconds;
+``--control`` runs the same with abusers that send nothing, to show that drift.
+Reported: benign requests/s, p50 and p99, errors, per round and in all; the ratio per
+round; each abusive answer's status; the peak resident memory of the service and its
+executors together (sampled every 0.1 s from /proc).
 """
 
 from __future__ import annotations
@@ -117,34 +121,9 @@ def abuse(port: int, active: Any, stop: Any, answers: Any, nice: int, idle: bool
     answers.put(dict(statuses))
 
 
-def tree_cpu(pid: int) -> float:
-    """CPU seconds (user and system) of ``pid`` and its living descendants."""
-    ticks = os.sysconf("SC_CLK_TCK")
-    parents: dict[int, int] = {}
-    used: dict[int, float] = {}
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-                parents[int(entry.name)] = int(fields[1])
-                used[int(entry.name)] = (int(fields[11]) + int(fields[12])) / ticks
-            except (OSError, IndexError, ValueError):
-                continue
-    total = 0.0
-    for process, seconds in used.items():
-        current = process
-        while current > 1 and current != pid:
-            current = parents.get(current, 0)
-        total += seconds if current == pid else 0.0
-    return total
-
-
-def measured(pid: int, port: int, entities: list[str], args: argparse.Namespace) -> Phase:
-    """One benign phase, with the CPU the service tree used meanwhile."""
-    cpu = tree_cpu(pid)
-    phase = benign_phase(port, entities, args.benign, args.seconds)
-    phase.service_cpu = tree_cpu(pid) - cpu
-    return phase
+def measured(port: int, entities: list[str], args: argparse.Namespace) -> Phase:
+    """One benign phase."""
+    return benign_phase(port, entities, args.benign, args.seconds)
 
 
 def benign_phase(port: int, entities: list[str], clients: int, seconds: float) -> Phase:
@@ -182,13 +161,11 @@ class Phase:
         self.seconds = seconds
         self.latencies: list[float] = []
         self.errors = 0
-        self.service_cpu = 0.0  # CPU seconds the service and its executors used meanwhile
 
     def add(self, other: Phase) -> None:
         self.seconds += other.seconds
         self.latencies += other.latencies
         self.errors += other.errors
-        self.service_cpu += other.service_cpu
 
     def summary(self) -> dict[str, float]:
         return {
@@ -196,7 +173,6 @@ class Phase:
             "p50_ms": round(percentile(self.latencies, 50), 2),
             "p99_ms": round(percentile(self.latencies, 99), 2),
             "errors": self.errors,
-            "service_cpu_per_s": round(self.service_cpu / self.seconds, 2),
         }
 
 
@@ -266,9 +242,9 @@ def main() -> None:
         )
         abusers.start()
         for round_number in range(1, args.rounds + 1):
-            quiet = measured(server.pid, port, entities, args)
+            quiet = measured(port, entities, args)
             active.set()
-            loud = measured(server.pid, port, entities, args)
+            loud = measured(port, entities, args)
             active.clear()
             pairs.append(len(loud.latencies) / max(1, len(quiet.latencies)))
             print(f"round {round_number}: alone", quiet.summary(), "beside", loud.summary())

@@ -289,7 +289,7 @@ class QueryPool:
         ours, theirs = _CONTEXT.Pipe()
         process = _CONTEXT.Process(
             target=_serve,
-            args=(theirs, str(self.path), self.profile, self.memory_mb),
+            args=(theirs, str(self.path), self.profile, self.memory_mb, os.getpid()),
             daemon=True,
             name="kgmw-query-executor",
         )
@@ -345,6 +345,17 @@ def _lost(code: int | None, memory_mb: int) -> MiddlewareError:
     )
 
 
+def _die_with(service: int) -> None:
+    """End this executor as soon as the service process ``service`` is gone, even in the
+    middle of a query (the engine lets other threads run), so no runaway outlives it."""
+    try:
+        handle = os.pidfd_open(service)
+    except OSError:
+        os._exit(0)  # gone already
+    select.select([handle], [], [])  # readable once the process has exited
+    os._exit(0)
+
+
 def _rebuild(name: str, message: str, hint: str | None) -> MiddlewareError:
     """The executor's error, as the same class in this process."""
     kind = getattr(error_classes, name, None)
@@ -356,10 +367,11 @@ def _rebuild(name: str, message: str, hint: str | None) -> MiddlewareError:
     return EndpointError(message, hint=hint)
 
 
-def _serve(conn: Connection, path: str, profile: str, memory_mb: int) -> None:
+def _serve(conn: Connection, path: str, profile: str, memory_mb: int, service: int) -> None:
     """An executor's loop: open the store, then run queries until the pipe closes."""
     cap = memory_mb << 20
     resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
+    threading.Thread(target=_die_with, args=(service,), daemon=True).start()
     from middleware.kg.backends.local import LocalStore
     from middleware.serialize.sparql_results import write_result
 

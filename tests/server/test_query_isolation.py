@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import os
 import socket
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -238,3 +240,43 @@ def test_a_query_stops_when_its_caller_goes_away(
         time.sleep(0.1)
     assert pool.replaced == 1  # stopped for nobody, long before its timeout
     assert ask(server) == 200 and wait_for_executors(pool, 1) != before
+
+
+def test_no_executor_outlives_a_killed_service(tmp_path: Path, sample_graph: LocalStore) -> None:
+    """Killed mid-runaway (SIGKILL: no cleanup runs), the service leaves no executor."""
+    assert sample_graph.path is not None
+    script = tmp_path / "service.py"
+    script.write_text(
+        "import sys, threading\n"
+        "from pathlib import Path\n"
+        "from middleware.server.query_pool import QueryPool\n"
+        "if __name__ == '__main__':\n"
+        f"    pool = QueryPool(Path({str(sample_graph.path)!r}), profile='metaqa', workers=1)\n"
+        "    threading.Thread(target=lambda: pool.run(sys.argv[1], fmt='json', timeout=300,"
+        " max_rows=10), daemon=True).start()\n"
+        "    import time\n"
+        "    while not pool.pids(): time.sleep(0.05)\n"
+        "    print(pool.pids()[0], flush=True)\n"
+        "    time.sleep(300)\n"
+    )
+    service = subprocess.Popen(
+        [sys.executable, str(script), SPIN], stdout=subprocess.PIPE, text=True
+    )
+    assert service.stdout is not None
+    executor = int(service.stdout.readline())
+    time.sleep(1.0)  # the runaway is under way
+    assert Path(f"/proc/{executor}").exists()
+    service.kill()
+    service.wait()
+    deadline = time.monotonic() + 10
+    while _alive(executor) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not _alive(executor)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"

@@ -97,6 +97,7 @@ class LocalStore(GraphOperations):
         wait: float = 60.0,
         caps: LoadCaps | None = None,
     ) -> None:
+        self._held: int | None = None  # the reader's lock on its open generation
         self.path = Path(path).expanduser() if path is not None else None
         self.wait = wait  # seconds to wait for another writer to let go of the store
         self.caps = caps or LoadCaps()  # how far an input file may go (load_max_*)
@@ -111,7 +112,6 @@ class LocalStore(GraphOperations):
         self.name = name or (self.path.name if self.path else "memory")
         if store is not None and self.path is not None:
             raise BadRequest("give either a store directory or an open store, not both")
-        self._held: int | None = None  # the reader's lock on its open generation
         self._store = store if store is not None else self._open()
         self._opened = self._current_name()  # the generation a reader has open
         self._version = 0
@@ -278,7 +278,7 @@ class LocalStore(GraphOperations):
         self.read_only = True
 
     def __del__(self) -> None:
-        release(getattr(self, "_held", None))
+        release(self._held)
 
     def label_rows(self) -> Iterator[LabelRow]:
         """Every label and alias of the store, for an in-memory index."""

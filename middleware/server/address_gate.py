@@ -7,6 +7,9 @@ takes the CPU from everyone else. The servers ask the gate instead as soon as a
 connection is accepted and close it at once: the development server in
 ``verify_request``, gunicorn in the worker classes of ``gunicorn_workers``.
 
+The penalty box keeps its refusals of callers (API keys too) in the same table, so
+under gunicorn a caller refused by one worker is refused by all.
+
 The table lives in anonymous shared memory: made in gunicorn's master before it forks,
 it is one table for every worker. Writes take a lock; reads do not (a torn slot can only
 misread one address for one check).
@@ -19,6 +22,7 @@ misread one address for one check).
 
 from __future__ import annotations
 
+import hashlib
 import ipaddress
 import mmap
 import multiprocessing
@@ -29,6 +33,12 @@ from collections.abc import Callable
 
 _SLOT = struct.Struct("<16sd")  # the address as 16 bytes (IPv4 mapped), refused until
 _PROBES = 8  # slots tried from an address's home slot
+
+
+def _caller_key(caller: str) -> bytes:
+    """16 bytes for a caller id; the leading 0xff makes it no IPv4-mapped address, and
+    an IPv6 address starting ff.. (multicast) never opens a connection."""
+    return b"\xff" + hashlib.blake2b(caller.encode(), digest_size=15).digest()
 
 
 def _packed(address: str) -> bytes | None:
@@ -53,19 +63,32 @@ class AddressGate:
     def refused(self, address: str) -> bool:
         """Whether connections from ``address`` are refused now."""
         packed = _packed(address)
-        if packed is None:
-            return False
-        now = self._clock()
-        for slot in self._probe(packed):
-            held, until = _SLOT.unpack_from(self._table, slot * _SLOT.size)
-            if held == packed:
-                return bool(until > now)
-        return False
+        return packed is not None and self._left(packed) > 0
 
     def refuse(self, address: str, seconds: float) -> None:
         """Refuse ``address`` for ``seconds`` from now (a longer refusal already held stays)."""
         packed = _packed(address)
-        if packed is None or seconds <= 0:
+        if packed is not None:
+            self._hold(packed, seconds)
+
+    def caller_left(self, caller: str) -> float:
+        """Seconds ``caller`` (any caller id, an API key's included) stays refused."""
+        return self._left(_caller_key(caller))
+
+    def refuse_caller(self, caller: str, seconds: float) -> None:
+        """Refuse ``caller`` for ``seconds`` in every process that shares this table."""
+        self._hold(_caller_key(caller), seconds)
+
+    def _left(self, packed: bytes) -> float:
+        now = self._clock()
+        for slot in self._probe(packed):
+            held, until = _SLOT.unpack_from(self._table, slot * _SLOT.size)
+            if held == packed:
+                return max(0.0, float(until) - now)
+        return 0.0
+
+    def _hold(self, packed: bytes, seconds: float) -> None:
+        if seconds <= 0:
             return
         now = self._clock()
         with self._lock:

@@ -164,9 +164,12 @@ class PenaltyBox:
         self._lock = threading.Lock()
 
     def check(self, caller: str) -> None:
-        """Raise RateLimited while ``caller`` is in the box."""
+        """Raise RateLimited while ``caller`` is in the box (this process's, or the
+        gate's that all of gunicorn's workers share)."""
         with self._lock:
             wait = self._until.get(caller, 0.0) - self._clock()
+        if self.gate is not None and caller:
+            wait = max(wait, self.gate.caller_left(caller))
         if wait > 0:
             raise RateLimited(
                 "a recent query from this caller went past a limit or had to be stopped "
@@ -200,8 +203,10 @@ class PenaltyBox:
             self._until[caller] = now + self.seconds
             if len(self._until) > 10_000:
                 self._until = {c: t for c, t in self._until.items() if t > now}
-        if self.gate is not None and caller.startswith(ADDRESS_CALLER):
-            self.gate.refuse(caller.removeprefix(ADDRESS_CALLER), self.seconds)
+        if self.gate is not None:
+            self.gate.refuse_caller(caller, self.seconds)
+            if caller.startswith(ADDRESS_CALLER):  # also before its requests are read
+                self.gate.refuse(caller.removeprefix(ADDRESS_CALLER), self.seconds)
 
 
 class CorsPolicy:

@@ -11,7 +11,9 @@ from urllib.parse import urlencode
 
 import pytest
 
+from middleware.errors import RateLimited
 from middleware.server.address_gate import AddressGate
+from middleware.server.guard import PenaltyBox
 from middleware.server.tarpit import Tarpit
 from tests.server.test_cli_serve import environment, start  # noqa: F401 (fixture)
 
@@ -136,3 +138,18 @@ def test_an_address_past_its_failed_authentications_is_closed_at_the_connection(
         assert statuses[:3] == [401, 401, 401] and statuses[3] == 429
         assert statuses[-1] in ("RemoteDisconnected", "ConnectionResetError")
         assert _status(url, "127.0.0.1") == 200
+
+
+def test_a_caller_boxed_by_one_worker_is_refused_by_every_worker() -> None:
+    gate = AddressGate()
+    first, second = PenaltyBox(60, gate=gate), PenaltyBox(60, gate=gate)  # two workers
+    child = os.fork()
+    if child == 0:
+        first.punish("key:analyst")  # in the first worker's process
+        os._exit(0)
+    os.waitpid(child, 0)
+    with pytest.raises(RateLimited) as refused:
+        second.check("key:analyst")
+    assert refused.value.retry_after > 50
+    second.check("key:other")  # nobody else
+    assert not gate.refused("127.0.0.1")  # a key's box is not an address's

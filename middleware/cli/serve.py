@@ -65,7 +65,7 @@ def serve(
 
 
 def _announce(settings: Settings) -> None:
-    keys = "on" if settings.server_api_keys else "off"
+    keys = "on" if settings.server_api_keys or settings.key_grants else "off"
     sources = ", ".join(["default", *settings.source_names])
     click.echo(
         f"kgmw: serving http://{settings.server_host}:{settings.server_port}/ with "
@@ -74,7 +74,7 @@ def _announce(settings: Settings) -> None:
         f"API keys: {keys}",
         err=True,
     )
-    if not settings.server_api_keys and not _loopback(settings.server_host):
+    if keys == "off" and not _loopback(settings.server_host):
         click.echo(
             "kgmw: warning: listening beyond this machine without API keys; "
             "set KGMW_SERVER_API_KEYS",
@@ -112,7 +112,8 @@ def _run_development_server(settings: Settings) -> None:
             return
         process(request, client)
 
-    server.process_request = process_request  # type: ignore[method-assign,assignment]
+    if settings.server_refuse_at_connection:  # else refusals stay 429s inside the app
+        server.process_request = process_request  # type: ignore[method-assign,assignment]
     try:
         server.serve_forever()
     except KeyboardInterrupt:
@@ -127,7 +128,9 @@ def _run_gunicorn(settings: Settings) -> None:
     from middleware.server.gunicorn_workers import use_gate
 
     gate = AddressGate()  # made before the workers fork: one table for all of them
-    use_gate(gate, Tarpit(settings.server_refused_hold))
+    use_gate(
+        gate if settings.server_refuse_at_connection else None, Tarpit(settings.server_refused_hold)
+    )
 
     class _Service(BaseApplication):  # type: ignore[misc]
         def load_config(self) -> None:

@@ -244,6 +244,14 @@ class ServerSettings:
         "429 (even with a valid key) until the allowance refills; 0 turns the limit off.",
         minimum=0,
     )
+    server_refuse_at_connection: bool = setting(
+        True,
+        "Refuse an address in the /sparql penalty box, or past its failed "
+        "authentications, at the connection, before its request is read (every route, "
+        "/healthz too). Turn off behind a reverse proxy, where every caller shares the "
+        "proxy's address: refusals are then 429s on /sparql (and 429s for failed "
+        "authentications) only.",
+    )
     server_refused_hold: float = setting(
         5.0,
         "Seconds a connection from a refused address (in the /sparql penalty box, or past "
@@ -311,7 +319,8 @@ class ServerSettings:
     sparql_penalty: float = setting(
         60.0,
         "Seconds a caller (API key, else address) gets 429 on /sparql after one of its "
-        "queries had to be stopped (timeout, memory, crash, too many long queries).",
+        "queries had to be stopped (timeout, memory, crash, too many long queries); an "
+        "address is also refused at the connection (server_refuse_at_connection).",
         minimum=0.0,
     )
     sparql_base_iri: str | None = setting(

@@ -48,6 +48,8 @@ def parse_grants(raw: Any, where: str) -> tuple[KeyGrant, ...]:
     grants = []
     for name, table in raw.items():
         at = f"{where} [keys.{name}]"
+        if name.isdigit():  # key:1, key:2 ... name the server_api_keys entries
+            raise ConfigError(f"{at}: a key's name may not be a number", hint="name it by its user")
         unknown = sorted(set(table) - _KEYS)
         if unknown:
             raise ConfigError(f"{at}: unknown field(s) {', '.join(unknown)}", hint=f"use {_KEYS}")

@@ -4,8 +4,9 @@ A caller that flooded the service with crafted queries or wrong API keys is refu
 a while (``sparql_penalty``, the auth-failure limit). Answering each refused request
 with a 429 still costs an HTTP parse, a Flask request and a JSON body; a flood of them
 takes the CPU from everyone else. The servers ask the gate instead as soon as a
-connection is accepted and close it at once: the development server in
-``verify_request``, gunicorn in the worker classes of ``gunicorn_workers``.
+connection is accepted and hand it to the tarpit: the development server in
+``process_request``, gunicorn in the worker class of ``gunicorn_workers`` (unless
+``server_refuse_at_connection`` is off).
 
 The penalty box keeps its refusals of callers (API keys too) in the same table, so
 under gunicorn a caller refused by one worker is refused by all.

@@ -19,8 +19,9 @@ _gate: AddressGate | None = None
 _pit = Tarpit(0.0)
 
 
-def use_gate(gate: AddressGate, pit: Tarpit) -> None:
-    """The gate the workers forked from now on consult, and where refused connections go."""
+def use_gate(gate: AddressGate | None, pit: Tarpit) -> None:
+    """The gate the workers forked from now on consult (None: none), and where refused
+    connections go."""
     global _gate, _pit
     _gate, _pit = gate, pit
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 import contextlib
 import multiprocessing
 import os
-import resource
 import select
 import socket
 import threading
@@ -23,7 +22,6 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from multiprocessing.process import BaseProcess
 from pathlib import Path
-from typing import Any
 
 import middleware.errors as error_classes
 from middleware.errors import (
@@ -39,13 +37,18 @@ from middleware.kg.sparql_guard import QueryDataset
 from middleware.server.client_watch import closed, watch_close
 from middleware.server.executor_queue import TieredQueue, TrackRecord
 from middleware.server.guard import PenaltyBox
+from middleware.server.query_executor import serve
 
 # A fork server: one single-threaded process that has imported the executor's modules
 # once; each executor is forked from it (milliseconds, not the second a fresh
 # interpreter takes), and never from the service's threaded process.
 _CONTEXT = multiprocessing.get_context("forkserver")
 _CONTEXT.set_forkserver_preload(
-    ["middleware.kg.backends.local", "middleware.serialize.sparql_results"]
+    [
+        "middleware.kg.backends.local",
+        "middleware.serialize.sparql_results",
+        "middleware.server.query_executor",
+    ]
 )
 START_TIMEOUT = 60.0  # seconds an executor may take to import and open the store
 START_FAILURES = 3  # executors in a row that die before they are ready: stop trying
@@ -160,6 +163,8 @@ class QueryPool:
         ``timeout`` seconds for one to be free and ``timeout`` more for the result. When
         the ``caller``'s connection closes meanwhile, the query is stopped (ClientGone)."""
         self.penalties.check(client)
+        if caller is not None and closed(caller, 0):
+            raise ClientGone("the caller closed its connection before its query ran")
         tier = self.record.tier(client)
         executor = self._take(timeout + START_TIMEOUT, tier)
         try:
@@ -182,8 +187,19 @@ class QueryPool:
         try:
             executor.conn.send((text, fmt, timeout, max_rows, dataset))
             outcome = executor.answered(timeout + 1.0, caller)
-            if outcome == "gone":
+            if outcome == "gone" and not executor.long:
+                # a short query: let it finish (stopping it costs more than it does)
+                left = timeout + 1.0 - (time.monotonic() - (executor.started or 0.0))
+                outcome = executor.answered(max(0.0, left))
+                if outcome == "reply":
+                    executor.conn.recv()
+                    executor.started = None
+                    self._idle.put(executor)
+                    raise ClientGone("the caller closed its connection before the answer")
+            if outcome == "gone":  # a long query nobody waits for: stop it, as a strike
                 self._replace(executor)
+                self.record.slow(client)
+                self.penalties.strike(client)
                 raise ClientGone("the caller closed its connection; its query was stopped")
             if outcome == "timeout":
                 self._replace(executor)
@@ -262,6 +278,7 @@ class QueryPool:
         if self.broken is not None:
             if executor is not None:
                 self._idle.put(executor)
+                self._idle.done(tier)
             raise ConfigError(
                 f"the /sparql query executors cannot start: {self.broken}",
                 hint="raise sparql_executor_memory, or set sparql_executors to 0",
@@ -288,7 +305,7 @@ class QueryPool:
     def _start(self) -> None:
         ours, theirs = _CONTEXT.Pipe()
         process = _CONTEXT.Process(
-            target=_serve,
+            target=serve,
             args=(theirs, str(self.path), self.profile, self.memory_mb, os.getpid()),
             daemon=True,
             name="kgmw-query-executor",
@@ -345,17 +362,6 @@ def _lost(code: int | None, memory_mb: int) -> MiddlewareError:
     )
 
 
-def _die_with(service: int) -> None:
-    """End this executor as soon as the service process ``service`` is gone, even in the
-    middle of a query (the engine lets other threads run), so no runaway outlives it."""
-    try:
-        handle = os.pidfd_open(service)
-    except OSError:
-        os._exit(0)  # gone already
-    select.select([handle], [], [])  # readable once the process has exited
-    os._exit(0)
-
-
 def _rebuild(name: str, message: str, hint: str | None) -> MiddlewareError:
     """The executor's error, as the same class in this process."""
     kind = getattr(error_classes, name, None)
@@ -365,28 +371,3 @@ def _rebuild(name: str, message: str, hint: str | None) -> MiddlewareError:
         except TypeError:  # a class with its own signature
             pass
     return EndpointError(message, hint=hint)
-
-
-def _serve(conn: Connection, path: str, profile: str, memory_mb: int, service: int) -> None:
-    """An executor's loop: open the store, then run queries until the pipe closes."""
-    cap = memory_mb << 20
-    resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
-    threading.Thread(target=_die_with, args=(service,), daemon=True).start()
-    from middleware.kg.backends.local import LocalStore
-    from middleware.serialize.sparql_results import write_result
-
-    store = LocalStore(path, profile=profile, read_only=True)
-    conn.send("ready")
-    while True:
-        try:
-            job: Any = conn.recv()
-        except (EOFError, OSError):
-            return
-        text, fmt, timeout, max_rows, dataset = job
-        try:
-            result = store._execute(text, timeout, max_rows, dataset)
-            conn.send(("ok", write_result(result, fmt), result.kind, result.truncated))
-        except MiddlewareError as err:
-            conn.send(("error", type(err).__name__, err.message, err.hint))
-        except Exception as err:  # the engine's own errors: report, keep serving
-            conn.send(("error", "EndpointError", f"the query failed: {err}", None))

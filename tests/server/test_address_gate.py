@@ -153,3 +153,20 @@ def test_a_caller_boxed_by_one_worker_is_refused_by_every_worker() -> None:
     assert refused.value.retry_after > 50
     second.check("key:other")  # nobody else
     assert not gate.refused("127.0.0.1")  # a key's box is not an address's
+
+
+@pytest.mark.slow
+def test_behind_a_reverse_proxy_refusals_stay_429s_on_sparql(
+    environment: dict[str, str],  # noqa: F811
+) -> None:
+    environment["KGMW_SPARQL_PENALTY"] = "60"
+    environment["KGMW_SERVER_REFUSE_AT_CONNECTION"] = "false"
+    environment["KGMW_SERVER_API_KEYS"] = ""
+    with start([], environment) as (url, _):
+        statuses = [_status(url, "127.0.0.7", NESTED) for _ in range(6)]
+        assert statuses[:4] == [400] * 4 and statuses[-1] == 429  # boxed, in the app
+        host, port = url.removeprefix("http://").split(":")
+        probe = http.client.HTTPConnection(host, int(port), source_address=("127.0.0.7", 0))
+        probe.request("GET", "/healthz")
+        assert probe.getresponse().status == 200  # the address still reaches the service
+        probe.close()

@@ -15,8 +15,10 @@ from typing import Any
 from urllib.parse import urlencode
 
 import httpx
+import pytest
 from flask import Flask
 
+from middleware.errors import ClientGone
 from middleware.kg.backends.local import LocalStore
 from middleware.server import create_app
 from middleware.server.context import STATE_KEY
@@ -280,3 +282,19 @@ def _alive(pid: int) -> bool:
     except OSError:
         return False
     return state != "Z"
+
+
+def test_a_caller_gone_before_its_query_costs_no_executor(
+    serve: Callable[[Flask], LiveServer], sample_graph: LocalStore
+) -> None:
+    server = start(serve, sample_graph, sparql_executors=1)
+    assert ask(server) == 200
+    pool = pool_of(server)
+    wait_for_executors(pool, 1)
+    ours, theirs = socket.socketpair()
+    theirs.close()  # the caller hung up
+    for _ in range(5):
+        with pytest.raises(ClientGone):
+            pool.run("ASK {}", fmt="json", timeout=5, max_rows=10, client="addr:x", caller=ours)
+    assert pool.replaced == 0  # nothing killed, nothing restarted
+    assert ask(server) == 200

@@ -21,6 +21,7 @@ import os
 import shutil
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
@@ -98,6 +99,7 @@ class LocalStore(GraphOperations):
         caps: LoadCaps | None = None,
     ) -> None:
         self._held: int | None = None  # the reader's lock on its open generation
+        self._refreshing = threading.Lock()
         self.path = Path(path).expanduser() if path is not None else None
         self.wait = wait  # seconds to wait for another writer to let go of the store
         self.caps = caps or LoadCaps()  # how far an input file may go (load_max_*)
@@ -146,14 +148,17 @@ class LocalStore(GraphOperations):
         name = self._current_name()
         if name is None or name == self._opened:
             return False
-        held = hold(self.path / name)
-        try:
-            store = ox.Store.read_only(str(self.path / name))
-        except (OSError, RuntimeError):
-            release(held)
-            return False  # mid-swap or removed already: keep what is open, try again later
-        release(self._held)
-        self._store, self._opened, self._held = store, name, held
+        with self._refreshing:  # threads of one service refresh one at a time
+            if name == self._opened:
+                return False
+            held = hold(self.path / name)
+            try:
+                store = ox.Store.read_only(str(self.path / name))
+            except (OSError, RuntimeError):
+                release(held)
+                return False  # mid-swap or removed already: keep what is open, retry later
+            release(self._held)
+            self._store, self._opened, self._held = store, name, held
         self._version += 1  # label indexes and caches rebuild
         return True
 

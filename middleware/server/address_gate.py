@@ -92,7 +92,10 @@ class AddressGate:
         if seconds <= 0:
             return
         now = self._clock()
-        with self._lock:
+        # a worker killed while writing would hold the lock forever: after a second,
+        # write without it (the worst case is one torn slot)
+        locked = self._lock.acquire(timeout=1.0)
+        try:
             free, oldest, oldest_until = None, 0, float("inf")
             for slot in self._probe(packed):
                 held, until = _SLOT.unpack_from(self._table, slot * _SLOT.size)
@@ -108,6 +111,9 @@ class AddressGate:
             # a free slot, else the one whose refusal ends first
             target = oldest if free is None else free
             _SLOT.pack_into(self._table, target * _SLOT.size, packed, now + seconds)
+        finally:
+            if locked:
+                self._lock.release()
 
     def _probe(self, packed: bytes) -> list[int]:
         home = zlib.crc32(packed) % self.slots

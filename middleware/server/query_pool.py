@@ -284,8 +284,13 @@ class QueryPool:
                 hint="raise sparql_executor_memory, or set sparql_executors to 0",
             )
         if executor is None:
+            share = (
+                f"the {self._idle.newcomer_limit} executor(s) open to new callers"
+                if tier > 0 and self._idle.newcomer_limit
+                else f"all {self.workers} query executors"
+            )
             raise EndpointTimeout(
-                f"all {self.workers} query executors stayed busy for {wait:g} s",
+                f"{share} stayed busy for {wait:g} s",
                 hint="retry later, or raise sparql_executors",
             )
         return executor

@@ -7,6 +7,8 @@ import http.client
 import os
 import socket
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from urllib.parse import urlencode
 
 import pytest
@@ -74,21 +76,31 @@ def test_held_connections_close_after_their_seconds_and_a_full_pit_closes_at_onc
     assert pit.held() == 0
 
 
-def _status(url: str, source: str, query: str = "ASK {}") -> int | str:
-    """The HTTP status of a /sparql GET from ``source``, or the error that ended it."""
+def _get(url: str, source: str, path: str, headers: dict[str, str]) -> int | str:
+    """The HTTP status of a GET from ``source``, or the name of the error that ended it."""
     host, port = url.removeprefix("http://").split(":")
     connection = http.client.HTTPConnection(host, int(port), timeout=30, source_address=(source, 0))
     try:
-        connection.request(
-            "GET",
-            "/sparql?" + urlencode({"query": query}),
-            headers={"Authorization": "Bearer serve-test-key"},
-        )
+        connection.request("GET", path, headers=headers)
         return connection.getresponse().status
     except (ConnectionError, http.client.RemoteDisconnected) as err:
         return type(err).__name__
     finally:
         connection.close()
+
+
+@contextmanager
+def _serving(env: dict[str, str], *args: str, **values: str) -> Iterator[str]:
+    """``kgmw serve *args`` with settings ``values`` (by name) in its environment."""
+    env.update({f"KGMW_{name.upper()}": value for name, value in values.items()})
+    with start(list(args), env) as (url, _):
+        yield url
+
+
+def _status(url: str, source: str, query: str = "ASK {}") -> int | str:
+    """A /sparql GET with the test key, from ``source``."""
+    key = {"Authorization": "Bearer serve-test-key"}
+    return _get(url, source, "/sparql?" + urlencode({"query": query}), key)
 
 
 @pytest.mark.slow
@@ -97,10 +109,14 @@ def test_a_boxed_address_is_closed_before_its_request_is_read(
     environment: dict[str, str],  # noqa: F811
     workers: str,
 ) -> None:
-    environment["KGMW_SPARQL_PENALTY"] = "60"
-    environment["KGMW_SERVER_REFUSED_HOLD"] = "0.5"
-    environment["KGMW_SERVER_API_KEYS"] = ""  # callers known by their address
-    with start(["--workers", workers], environment) as (url, _):
+    with _serving(  # callers known by their address: no keys
+        environment,
+        "--workers",
+        workers,
+        sparql_penalty="60",
+        server_refused_hold="0.5",
+        server_api_keys="",
+    ) as url:
         assert _status(url, "127.0.0.5") == 200
         statuses = []
         while len(statuses) < 12:
@@ -119,22 +135,9 @@ def test_a_boxed_address_is_closed_before_its_request_is_read(
 def test_an_address_past_its_failed_authentications_is_closed_at_the_connection(
     environment: dict[str, str],  # noqa: F811
 ) -> None:
-    environment["KGMW_SERVER_AUTH_FAILURES"] = "3"
-    environment["KGMW_SERVER_REFUSED_HOLD"] = "0.2"
-    with start([], environment) as (url, _):
-        host, port = url.removeprefix("http://").split(":")
-        statuses = []
-        for _ in range(6):
-            connection = http.client.HTTPConnection(
-                host, int(port), source_address=("127.0.0.6", 0)
-            )
-            try:
-                connection.request("GET", "/v1/sources", headers={"Authorization": "Bearer wrong"})
-                statuses.append(connection.getresponse().status)
-            except (ConnectionError, http.client.RemoteDisconnected) as err:
-                statuses.append(type(err).__name__)
-            finally:
-                connection.close()
+    wrong = {"Authorization": "Bearer wrong"}
+    with _serving(environment, server_auth_failures="3", server_refused_hold="0.2") as url:
+        statuses = [_get(url, "127.0.0.6", "/v1/sources", wrong) for _ in range(6)]
         assert statuses[:3] == [401, 401, 401] and statuses[3] == 429
         assert statuses[-1] in ("RemoteDisconnected", "ConnectionResetError")
         assert _status(url, "127.0.0.1") == 200
@@ -159,14 +162,9 @@ def test_a_caller_boxed_by_one_worker_is_refused_by_every_worker() -> None:
 def test_behind_a_reverse_proxy_refusals_stay_429s_on_sparql(
     environment: dict[str, str],  # noqa: F811
 ) -> None:
-    environment["KGMW_SPARQL_PENALTY"] = "60"
-    environment["KGMW_SERVER_REFUSE_AT_CONNECTION"] = "false"
-    environment["KGMW_SERVER_API_KEYS"] = ""
-    with start([], environment) as (url, _):
+    with _serving(
+        environment, sparql_penalty="60", server_refuse_at_connection="false", server_api_keys=""
+    ) as url:
         statuses = [_status(url, "127.0.0.7", NESTED) for _ in range(6)]
         assert statuses[:4] == [400] * 4 and statuses[-1] == 429  # boxed, in the app
-        host, port = url.removeprefix("http://").split(":")
-        probe = http.client.HTTPConnection(host, int(port), source_address=("127.0.0.7", 0))
-        probe.request("GET", "/healthz")
-        assert probe.getresponse().status == 200  # the address still reaches the service
-        probe.close()
+        assert _get(url, "127.0.0.7", "/healthz", {}) == 200  # still reaches the service

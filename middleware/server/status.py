@@ -30,9 +30,10 @@ def sources() -> Response:
         for n in app_state.source_names()
         if allowed is None or allowed.sources is None or n in allowed.sources
     ]  # a [keys.NAME] key sees its own sources only
+    default = app_state.default_source
     return jsonify(
         {
-            "default": app_state.default_source,
+            "default": default if default in names else None,
             "sources": [app_state.describe_source(n) for n in names],
         }
     )

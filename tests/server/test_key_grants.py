@@ -26,6 +26,10 @@ methods = ["rok"]
 [keys.reader]
 token = "reader-secret"
 methods = []
+
+[keys.outsider]
+token = "outsider-secret"
+sources = ["other"]
 """
 
 
@@ -60,6 +64,9 @@ def test_a_limited_key_uses_only_its_sources(tmp_path: Path, sample_graph: Local
     listed = client.get("/v1/sources", headers=_as(ANALYST)).get_json()["sources"]
     assert [s["name"] for s in listed] == ["sample"]
     assert len(client.get("/v1/sources", headers=_as("full-key")).get_json()["sources"]) == 2
+    outsider = client.get("/v1/sources", headers=_as("outsider-secret")).get_json()
+    assert outsider["default"] is None  # not even the default source's name
+    assert [s["name"] for s in outsider["sources"]] == ["other"]
 
 
 def test_a_limited_key_uses_only_its_methods(tmp_path: Path, sample_graph: LocalStore) -> None:

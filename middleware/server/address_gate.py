@@ -43,13 +43,17 @@ def _caller_key(caller: str) -> bytes:
 
 
 def _packed(address: str) -> bytes | None:
+    """16 bytes for an address: IPv4 mapped into IPv6; IPv6 cut to its /64 network,
+    since one host may hold a whole /64 and rotate through it."""
     try:
         ip = ipaddress.ip_address(address.split("%", 1)[0])
     except ValueError:
         return None
     if isinstance(ip, ipaddress.IPv4Address):
         return ipaddress.IPv6Address(b"\0" * 10 + b"\xff\xff" + ip.packed).packed
-    return ip.packed
+    if ip.ipv4_mapped is not None:
+        return ip.packed
+    return ip.packed[:8] + b"\0" * 8
 
 
 class AddressGate:

@@ -38,6 +38,15 @@ def test_a_refusal_holds_for_its_seconds_then_ends() -> None:
     assert not gate.refused("10.0.0.7")
 
 
+def test_an_ipv6_caller_cannot_escape_by_rotating_through_its_network() -> None:
+    gate = AddressGate(slots=16)
+    gate.refuse("2001:db8:1:2::7", seconds=30)
+    assert gate.refused("2001:db8:1:2:ffff::1")  # the same /64
+    assert not gate.refused("2001:db8:1:3::7")  # the next network
+    gate.refuse("::ffff:192.0.2.5", seconds=30)  # IPv4 as seen by a dual-stack socket
+    assert gate.refused("192.0.2.5") and not gate.refused("192.0.2.6")
+
+
 def test_a_full_table_gives_up_the_refusal_that_ends_first() -> None:
     now = [0.0]
     gate = AddressGate(slots=4, clock=lambda: now[0])

@@ -25,8 +25,6 @@ import multiprocessing
 import os
 import random
 import statistics
-import subprocess
-import sys
 import threading
 import time
 from collections import Counter
@@ -34,7 +32,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
 
-from common import free_port, percentile, save
+from common import free_port, percentile, save, start_kgmw_serve
 
 from middleware.kg.backends.local import LocalStore
 
@@ -197,23 +195,7 @@ def main() -> None:
     store.close()
 
     port = free_port()
-    env = {**os.environ, "KGMW_TIMEOUT": "5"}
-    kgmw = Path(sys.executable).parent / "kgmw"
-    server = subprocess.Popen(
-        [
-            str(kgmw),
-            "serve",
-            "--store",
-            args.store,
-            "--port",
-            str(port),
-            "--workers",
-            str(args.workers),
-        ],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    server = start_kgmw_serve(args.store, port, workers=args.workers, env={"KGMW_TIMEOUT": "5"})
     peak = [0]
     done = threading.Event()
 

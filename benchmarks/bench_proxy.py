@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 from urllib.parse import urlencode
 
-from common import free_port, percentile, save
+from common import free_port, percentile, save, start_kgmw_serve
 
 from middleware.kg.backends.local import LocalStore
 
@@ -74,22 +74,11 @@ def main() -> None:
     store.close()
 
     proxy_port, raw_port = free_port(), free_port()
-    env = {**os.environ, "KGMW_SPARQL_EXECUTORS": str(args.executors)}
-    kgmw = Path(sys.executable).parent / "kgmw"
-    proxy = subprocess.Popen(
-        [
-            str(kgmw),
-            "serve",
-            "--store",
-            args.store,
-            "--port",
-            str(proxy_port),
-            "--workers",
-            str(args.workers),
-        ],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+    proxy = start_kgmw_serve(
+        args.store,
+        proxy_port,
+        workers=args.workers,
+        env={"KGMW_SPARQL_EXECUTORS": str(args.executors)},
     )
     oxigraph = Path(sys.executable).parent / "oxigraph"
     raw = subprocess.Popen(

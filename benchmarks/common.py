@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
 import platform
 import socket
 import statistics
+import subprocess
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -56,3 +59,18 @@ def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
+
+
+def start_kgmw_serve(
+    store: str, port: int, *, workers: int = 1, env: dict[str, str] | None = None
+) -> subprocess.Popen[bytes]:
+    """``kgmw serve --store STORE`` in its own process (``workers`` > 1: gunicorn), with
+    ``env`` added to this process's environment; its output is dropped."""
+    kgmw = Path(sys.executable).parent / "kgmw"
+    command = [str(kgmw), "serve", "--store", store, "--port", str(port)]
+    return subprocess.Popen(
+        [*command, "--workers", str(workers)],
+        env={**os.environ, **(env or {})},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )

@@ -46,6 +46,7 @@ class QuestionArgs:
             folds=self.folds,
             fold=self.fold,
             held_out=held_out,
+            graph=graph,
         )
         for questions in chosen:
             for problem in questions.problems:

@@ -11,10 +11,13 @@ from middleware.config.areas import (
 from middleware.config.fields import Setting, setting
 from middleware.config.methods import (
     METHOD_TABLES,
+    KSLSettings,
     MethodTable,
     PseudoGraphSettings,
     QSMSettings,
+    ReachSettings,
     RoKSettings,
+    SCSettings,
 )
 from middleware.config.settings import REGISTRY, SETTINGS, Settings, lookup
 
@@ -24,11 +27,14 @@ __all__ = [
     "SETTINGS",
     "AnswerSettings",
     "EvalSettings",
+    "KSLSettings",
     "LLMSettings",
     "MethodTable",
     "PseudoGraphSettings",
     "QSMSettings",
+    "ReachSettings",
     "RoKSettings",
+    "SCSettings",
     "ServerSettings",
     "Setting",
     "Settings",

@@ -200,9 +200,126 @@ class PlanSettings(MethodTable):
     )
 
 
+@dataclass(frozen=True)
+class SCSettings(MethodTable):
+    """The self-consistency baseline: k sampled chain-of-thought answers, majority vote."""
+
+    PREFIX: ClassVar[str] = "sc"
+    TITLE: ClassVar[str] = "Method sc"
+
+    samples: int = setting(
+        5,
+        "SC: chain-of-thought answers sampled (one LLM call each) before the majority vote.",
+        minimum=1,
+        maximum=20,
+    )
+    temperature: float = setting(
+        0.7, "SC: sampling temperature of every chain of thought.", minimum=0.0, maximum=2.0
+    )
+    seed: int = setting(
+        0,
+        "SC: base seed; sample i (from 0) is drawn with seed sc_seed + i, so a run repeats.",
+        minimum=0,
+        maximum=999_999,
+    )
+
+
+@dataclass(frozen=True)
+class KSLSettings(MethodTable):
+    """Knowledge Solver (``ksl``, ``ksl+plan``): the LLM walks the graph hop by hop."""
+
+    PREFIX: ClassVar[str] = "ksl"
+    TITLE: ClassVar[str] = "Method ksl"
+
+    rounds: int = setting(
+        5,
+        "KSL: most hops the LLM walks (one LLM call each) before the walk stops.",
+        minimum=1,
+        maximum=10,
+    )
+    start: str = setting(
+        "best",
+        "KSL: where the walk starts: the best linked question entity, or one drawn at "
+        "random (seeded by ksl_seed and the question), as the paper does.",
+        choices=("best", "random"),
+    )
+    seed: int = setting(0, "KSL: seed of the random start entity (ksl_start = random).")
+    max_options: int = setting(
+        20,
+        "KSL: most neighbours offered in one round; beyond it the best of each relation "
+        "path stay (candidate answers, planned steps and stopping always), then the next "
+        "best by how well the path reads like the question, and the rest is cut.",
+        minimum=2,
+        maximum=200,
+    )
+    max_relations: int = setting(
+        1,
+        "KSL: the model picks among the neighbours over this many relation paths, those "
+        "that read most like the question (candidate answers, planned steps and stopping "
+        "are always offered; 0: every relation path).",
+        minimum=0,
+        maximum=100,
+    )
+    neighbor_limit: int = setting(
+        2000,
+        "KSL: most neighbour triples fetched for the current entity before ranking.",
+        minimum=1,
+        maximum=10_000,
+    )
+    max_hops: int = setting(
+        2,
+        "KSL, multiple choice: the subgraph is the nodes on paths of at most this many "
+        "hops between question entities and choice entities.",
+        minimum=1,
+        maximum=3,
+    )
+    paths_per_pair: int = setting(
+        100,
+        "KSL, multiple choice: most paths fetched between one question entity and one choice.",
+        minimum=1,
+        maximum=10_000,
+    )
+    answer_items: int = setting(
+        10,
+        "KSL, open questions: most entities in the answer: the one picked from the walk, "
+        "then the others the same relation path reaches from the start (1: the walk's only).",
+        minimum=1,
+        maximum=100,
+    )
+    answers_per_question: int = setting(
+        3,
+        "kgmw ksl-dataset: most gold answers per question that each give a training path.",
+        minimum=1,
+        maximum=50,
+    )
+
+
+@dataclass(frozen=True)
+class ReachSettings(MethodTable):
+    """The random-reachable baseline (``reach``), for multiple-choice questions."""
+
+    PREFIX: ClassVar[str] = "reach"
+    TITLE: ClassVar[str] = "Method reach"
+
+    max_hops: int = setting(
+        2,
+        "Reach: a choice counts as reachable when a path of at most this many hops joins "
+        "it to a question entity.",
+        minimum=1,
+        maximum=3,
+    )
+    paths_per_pair: int = setting(
+        100, "Reach: most paths fetched between one question entity and one choice.", minimum=1
+    )
+    seed: int = setting(0, "Reach: seed of the draw (with the question's text).")
+
+
 METHOD_TABLES: tuple[type[MethodTable], ...] = (
     RoKSettings,
     PseudoGraphSettings,
     QSMSettings,
     PlanSettings,
+    SCSettings,
+    KSLSettings,
+    ReachSettings,
 )

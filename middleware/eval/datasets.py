@@ -2,7 +2,7 @@
 to read each, which questions to keep, and a seeded draw.
 
 >>> sorted(DATASETS)[:3]
-['commonsenseqa', 'metaqa-1hop', 'metaqa-2hop']
+['commonsenseqa', 'metaqa-1hop', 'metaqa-1hop-mc']
 """
 
 from __future__ import annotations
@@ -56,12 +56,25 @@ def _metaqa_spec(hops: int) -> DatasetSpec:
     )
 
 
+def _metaqa_mc_spec(hops: int) -> DatasetSpec:
+    plain = _metaqa_spec(hops)
+    return DatasetSpec(
+        f"{plain.name}-mc",
+        plain.files,
+        f"MetaQA {hops}-hop as multiple choice: the gold answer and 4 distractors of its "
+        "kind, all reachable from the topic (needs the graph)",
+    )
+
+
 DATASETS: dict[str, DatasetSpec] = {
     spec.name: spec
     for spec in (
         _metaqa_spec(1),
         _metaqa_spec(2),
         _metaqa_spec(3),
+        _metaqa_mc_spec(1),
+        _metaqa_mc_spec(2),
+        _metaqa_mc_spec(3),
         DatasetSpec(
             "webquestions",
             {"test": "webquestions/WebQuestions.json"},
@@ -108,6 +121,7 @@ def load_dataset(
         return load_webquestions(path, split=split, keep=keep)
     if name.startswith("metaqa-"):
         data = load_metaqa(path, hops=int(name[len("metaqa-")]), split=split)
+        data.name = name  # the -mc variants get their choices when drawn
     elif name in ("commonsenseqa", "openbookqa"):
         data = load_choice_jsonl(path, name=name, split=split)
     else:

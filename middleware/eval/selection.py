@@ -21,6 +21,8 @@ from pathlib import Path
 from middleware.errors import BadRequest
 from middleware.eval.datasets import load_dataset, sample
 from middleware.eval.items import EvalItem
+from middleware.eval.multiple_choice import draw_with_choices, mc_hops
+from middleware.kg.base import KnowledgeGraph
 
 
 def fold_of(item_id: str, folds: int) -> int:
@@ -60,8 +62,11 @@ def choose(
     folds: int | None = None,
     fold: int | None = None,
     held_out: bool = True,
+    graph: KnowledgeGraph | None = None,
 ) -> list[QuestionSet]:
-    """Each dataset's questions: filtered by ``keep``, by fold, then ``limit`` drawn."""
+    """Each dataset's questions: filtered by ``keep``, by fold, then ``limit`` drawn;
+    multiple-choice variants (``metaqa-2hop-mc``) get their choices from ``graph``
+    while drawn (``eval/multiple_choice.py``)."""
     if (folds is None) != (fold is None):
         raise BadRequest("give --folds K and --fold I together")
     chosen = []
@@ -70,7 +75,15 @@ def choose(
         items = list(data.items)
         if folds is not None and fold is not None:
             items = in_folds(items, folds=folds, fold=fold, held_out=held_out)
-        picked = sample(items, limit=limit, seed=seed)
+        problems = list(data.report.problems)
+        hops = mc_hops(name)
+        if hops is None:
+            picked = sample(items, limit=limit, seed=seed)
+        elif graph is None:
+            raise BadRequest(f"{name} builds its choices from the graph; none was given")
+        else:
+            picked, notes = draw_with_choices(items, graph, hops=hops, limit=limit, seed=seed)
+            problems += notes
         part = ""
         if folds is not None:
             part = f" in fold {fold} of {folds}" if held_out else f" outside fold {fold} of {folds}"
@@ -78,9 +91,5 @@ def choose(
             f"{data.name} ({data.split}): {len(picked)} of {len(items)} questions{part}"
             f"{f' (seed {seed})' if limit else ''}; {data.report.skipped} malformed lines skipped"
         )
-        chosen.append(
-            QuestionSet(
-                data.name, data.split, picked, len(items), summary, list(data.report.problems)
-            )
-        )
+        chosen.append(QuestionSet(data.name, data.split, picked, len(items), summary, problems))
     return chosen

@@ -128,12 +128,22 @@ class LLM(Protocol):
         max_tokens: int = DEFAULT_MAX_TOKENS,
         temperature: float = 0.0,
         stop: Sequence[str] = (),
+        seed: int | None = None,
     ) -> Completion:
-        """Continue the conversation; return the reply text and its token usage."""
+        """Continue the conversation; return the reply text and its token usage.
+
+        ``seed`` fixes the sampler's random state, so a sampled call (temperature above
+        0) can be repeated; None leaves it to the backend.
+        """
         ...
 
     def choose(
-        self, messages: Sequence[Message], options: Sequence[str], *, temperature: float = 0.0
+        self,
+        messages: Sequence[Message],
+        options: Sequence[str],
+        *,
+        temperature: float = 0.0,
+        seed: int | None = None,
     ) -> Choice:
         """Pick exactly one of ``options``; raises LLMOutputError if the model will not."""
         ...

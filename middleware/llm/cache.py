@@ -1,8 +1,10 @@
 """An on-disk cache of LLM replies, so an identical deterministic call is made once.
 
 Keys cover the backend, the model, the messages, the options of ``choose()`` and
-every generation parameter. Only temperature-0 calls are cached: sampled replies are
-meant to differ. The cache is one SQLite file, safe across threads and processes.
+every generation parameter. Temperature-0 calls are cached, and so are sampled calls
+that carry a seed (the key then holds the temperature and the seed too): the same seed
+gives the same sample. Sampled calls without a seed are meant to differ and are never
+cached. The cache is one SQLite file, safe across threads and processes.
 """
 
 from __future__ import annotations
@@ -29,6 +31,21 @@ def cache_key(**parts: Any) -> str:
     """A stable digest of the JSON form of ``parts``."""
     blob = json.dumps(parts, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+def sampling_parts(temperature: float, seed: int | None) -> dict[str, Any] | None:
+    """What a call's sampling adds to its key: nothing at temperature 0 (so keys made
+    before seeds existed still hit), temperature and seed for a seeded sampled call,
+    and None (do not cache) for a sampled call without a seed.
+
+    >>> sampling_parts(0.0, 7), sampling_parts(0.7, 3), sampling_parts(0.7, None)
+    ({}, {'temperature': 0.7, 'seed': 3}, None)
+    """
+    if temperature == 0:
+        return {}
+    if seed is None:
+        return None
+    return {"temperature": temperature, "seed": seed}
 
 
 class ResponseCache(SqliteFile):
@@ -64,7 +81,7 @@ class ResponseCache(SqliteFile):
 
 
 class CachedLLM:
-    """Wraps any LLM; temperature-0 replies come from the cache when seen before."""
+    """Wraps any LLM; temperature-0 and seeded replies come from the cache when seen before."""
 
     def __init__(self, llm: LLM, cache: ResponseCache) -> None:
         self.inner = llm
@@ -90,13 +107,15 @@ class CachedLLM:
         max_tokens: int = DEFAULT_MAX_TOKENS,
         temperature: float = 0.0,
         stop: Sequence[str] = (),
+        seed: int | None = None,
     ) -> Completion:
         def call() -> Completion:
             return self.inner.complete(
-                messages, max_tokens=max_tokens, temperature=temperature, stop=stop
+                messages, max_tokens=max_tokens, temperature=temperature, stop=stop, seed=seed
             )
 
-        if temperature != 0:
+        sampling = sampling_parts(temperature, seed)
+        if sampling is None:
             return call()
         key = cache_key(
             kind="complete",
@@ -104,6 +123,7 @@ class CachedLLM:
             messages=list(messages),
             max_tokens=max_tokens,
             stop=list(stop),
+            **sampling,
         )
         hit = self.cache.get(key)
         if hit is not None:
@@ -113,19 +133,29 @@ class CachedLLM:
         return completion
 
     def choose(
-        self, messages: Sequence[Message], options: Sequence[str], *, temperature: float = 0.0
+        self,
+        messages: Sequence[Message],
+        options: Sequence[str],
+        *,
+        temperature: float = 0.0,
+        seed: int | None = None,
     ) -> Choice:
-        if temperature != 0:
-            return self.inner.choose(messages, options, temperature=temperature)
+        sampling = sampling_parts(temperature, seed)
+        if sampling is None:
+            return self.inner.choose(messages, options, temperature=temperature, seed=seed)
         key = cache_key(
-            kind="choose", llm=self._identity(), messages=list(messages), options=list(options)
+            kind="choose",
+            llm=self._identity(),
+            messages=list(messages),
+            options=list(options),
+            **sampling,
         )
         hit = self.cache.get(key)
         if hit is not None:
             index = int(hit["index"])
             completion = Completion.from_dict(hit["completion"]).as_cached()
             return Choice(index, options[index], completion, tuple(hit.get("notes", ())))
-        choice = self.inner.choose(messages, options, temperature=temperature)
+        choice = self.inner.choose(messages, options, temperature=temperature, seed=seed)
         self.cache.put(
             key,
             {

@@ -205,8 +205,10 @@ class EmbeddedLLM:
         max_tokens: int = DEFAULT_MAX_TOKENS,
         temperature: float = 0.0,
         stop: Sequence[str] = (),
+        seed: int | None = None,
     ) -> Completion:
         llama, lock = self._llama()
+        seed = 0 if seed is None else seed
         started = time.perf_counter()
         with lock:
             if self.api == "chat":
@@ -215,7 +217,7 @@ class EmbeddedLLM:
                     max_tokens=max_tokens,
                     temperature=temperature,
                     stop=list(stop) or None,
-                    seed=0,
+                    seed=seed,
                 )
                 text = result["choices"][0]["message"]["content"] or ""
                 route = "chat"
@@ -227,7 +229,7 @@ class EmbeddedLLM:
                     max_tokens=max_tokens,
                     temperature=temperature,
                     stop=list(stop) or None,
-                    seed=0,
+                    seed=seed,
                 )
                 text = result["choices"][0]["text"]
                 route = "completions"
@@ -247,7 +249,12 @@ class EmbeddedLLM:
         )
 
     def choose(
-        self, messages: Sequence[Message], options: Sequence[str], *, temperature: float = 0.0
+        self,
+        messages: Sequence[Message],
+        options: Sequence[str],
+        *,
+        temperature: float = 0.0,
+        seed: int | None = None,
     ) -> Choice:
         from llama_cpp.llama_grammar import LlamaGrammar
 
@@ -261,7 +268,11 @@ class EmbeddedLLM:
             self._check_fits(llama, prompt, budget)
             grammar = LlamaGrammar.from_string(options_grammar(listed), verbose=False)
             result = llama.create_completion(
-                prompt, max_tokens=budget, temperature=temperature, grammar=grammar, seed=0
+                prompt,
+                max_tokens=budget,
+                temperature=temperature,
+                grammar=grammar,
+                seed=0 if seed is None else seed,
             )
         raw = result["choices"][0]["text"]
         text = raw[1:] if raw.startswith(" ") and raw[1:] in listed else raw

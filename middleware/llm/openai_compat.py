@@ -230,10 +230,13 @@ class OpenAICompatLLM:
         max_tokens: int = DEFAULT_MAX_TOKENS,
         temperature: float = 0.0,
         stop: Sequence[str] = (),
+        seed: int | None = None,
     ) -> Completion:
         params: dict[str, Any] = {"max_tokens": max_tokens, "temperature": temperature}
         if stop:
             params["stop"] = list(stop)
+        if seed is not None:
+            params["seed"] = seed
         chars = sum(len(m["content"]) for m in messages)
         started = time.perf_counter()
         if self._use_chat():
@@ -254,13 +257,20 @@ class OpenAICompatLLM:
     # -- choose ----------------------------------------------------------------------
 
     def choose(
-        self, messages: Sequence[Message], options: Sequence[str], *, temperature: float = 0.0
+        self,
+        messages: Sequence[Message],
+        options: Sequence[str],
+        *,
+        temperature: float = 0.0,
+        seed: int | None = None,
     ) -> Choice:
         listed = check_options(options)
         full = with_options(messages, listed)
         tally = Tally(started=time.perf_counter(), chars=sum(len(m["content"]) for m in full))
         longest = max(len(o) for o in listed)
         params: dict[str, Any] = {"temperature": temperature, "max_tokens": longest + 32}
+        if seed is not None:
+            params["seed"] = seed
         for _ in range(2):  # a second pass only after switching from chat to completions
             switched = False
             for route, request in self._constrained_routes(full, listed, params):

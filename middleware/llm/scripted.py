@@ -36,6 +36,8 @@ class ScriptedCall:
     reply: str
     max_tokens: int
     stop: tuple[str, ...]
+    temperature: float = 0.0
+    seed: int | None = None  # a scripted reply ignores both; tests read what each call got
 
 
 def count_tokens(text: str) -> int:
@@ -87,6 +89,7 @@ class ScriptedLLM:
         max_tokens: int = DEFAULT_MAX_TOKENS,
         temperature: float = 0.0,
         stop: Sequence[str] = (),
+        seed: int | None = None,
     ) -> Completion:
         started = time.perf_counter()
         prompt = flatten(messages)
@@ -95,19 +98,36 @@ class ScriptedLLM:
             if marker and marker in reply:
                 reply = reply.split(marker, 1)[0]
         self.calls.append(
-            ScriptedCall("complete", list(messages), prompt, None, reply, max_tokens, tuple(stop))
+            ScriptedCall(
+                "complete",
+                list(messages),
+                prompt,
+                None,
+                reply,
+                max_tokens,
+                tuple(stop),
+                temperature,
+                seed,
+            )
         )
         return self._completion(reply, prompt, reply, started)
 
     def choose(
-        self, messages: Sequence[Message], options: Sequence[str], *, temperature: float = 0.0
+        self,
+        messages: Sequence[Message],
+        options: Sequence[str],
+        *,
+        temperature: float = 0.0,
+        seed: int | None = None,
     ) -> Choice:
         started = time.perf_counter()
         listed = check_options(options)
         full = with_options(messages, listed)
         prompt = flatten(full)
         reply = self._reply(prompt)
-        self.calls.append(ScriptedCall("choose", full, prompt, listed, reply, 0, ()))
+        self.calls.append(
+            ScriptedCall("choose", full, prompt, listed, reply, 0, (), temperature, seed)
+        )
         index = match_option(reply, listed)
         if index is None:
             raise LLMOutputError(

@@ -41,6 +41,7 @@ class LLMSession:
         max_tokens: int | None = None,
         temperature: float = 0.0,
         stop: Sequence[str] | None = None,
+        seed: int | None = None,
     ) -> Completion:
         """One completion for ``step``; a Prompt's own stop strings and length apply."""
         messages, rendered = _messages(prompt)
@@ -51,7 +52,7 @@ class LLMSession:
             limit = min(limit, remaining)
         stops = stop if stop is not None else (rendered.stop if rendered else ())
         completion = self.llm.complete(
-            messages, max_tokens=limit, temperature=temperature, stop=stops
+            messages, max_tokens=limit, temperature=temperature, stop=stops, seed=seed
         )
         self.ledger.record(step, completion)
         return completion
@@ -63,10 +64,11 @@ class LLMSession:
         options: Sequence[str],
         *,
         temperature: float = 0.0,
+        seed: int | None = None,
     ) -> Choice:
         """Exactly one of ``options`` for ``step``."""
         messages, _ = _messages(prompt)
         self.budget.check(step, self.ledger)
-        choice = self.llm.choose(messages, options, temperature=temperature)
+        choice = self.llm.choose(messages, options, temperature=temperature, seed=seed)
         self.ledger.record(step, choice.completion)
         return choice

@@ -16,6 +16,7 @@ from middleware.methods.qsm import QSM
 from middleware.methods.registry import METHODS, SPECS, MethodSpec, build_method
 from middleware.methods.rok import RoK, RoKConfig
 from middleware.methods.run import AnswerPolicy
+from middleware.methods.sc import SelfConsistency
 
 __all__ = [
     "IO",
@@ -36,6 +37,7 @@ __all__ = [
     "PseudoGraphConfig",
     "RoK",
     "RoKConfig",
+    "SelfConsistency",
     "Step",
     "Usage",
     "build_method",

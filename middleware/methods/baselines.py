@@ -37,6 +37,28 @@ def answer_after_marker(text: str) -> str | None:
     return clean_answer(text[found[-1].end() :]) or None
 
 
+def last_sentence(text: str) -> str:
+    """The reasoning's last sentence as an answer, for a reply without the marker.
+
+    >>> last_sentence("Heat is a film. Michael Mann directed it.")
+    'Michael Mann directed it'
+    """
+    sentences = [s for s in re.split(r"(?<=[.!?])\s+", text.strip()) if s]
+    return clean_answer(sentences[-1]) if sentences else ""
+
+
+def cot_question(run: Run) -> str:
+    """The question as the reasoning prompt shows it: with choices, they follow it.
+
+    >>> from middleware.llm.scripted import ScriptedLLM
+    >>> cot_question(Run("Who directed Heat?", "cot", ScriptedLLM(), choices=["Michael Mann", "Al Pacino"]))
+    'Who directed Heat? (choices: Michael Mann; Al Pacino)'
+    """
+    if not run.choices:
+        return run.question
+    return f"{run.question} (choices: {'; '.join(run.choices)})"
+
+
 class _Baseline(MethodBase):
     name = "baseline"
 
@@ -67,14 +89,13 @@ class CoT(_Baseline):
         if run.policy.graph_only:  # no evidence is ever gathered: say so, spend nothing
             return final_answer(run, [], Evidence())
         with run.step("reason") as step:
-            reply = run.complete(step, render("cot_answer", question=run.question)).text
+            reply = run.complete(step, render("cot_answer", question=cot_question(run))).text
             answer = answer_after_marker(reply)
             if answer is None:
                 run.warn(
                     'the reasoning has no "So the answer is:"; its last sentence is used', step
                 )
-                sentences = [s for s in re.split(r"(?<=[.!?])\s+", reply.strip()) if s]
-                answer = clean_answer(sentences[-1]) if sentences else ""
+                answer = last_sentence(reply)
             step.parsed = {"reasoning": " ".join(reply.split()), "answer": answer}
             if not answer and not run.choices:
                 run.warn("the model gave an empty answer", step)

@@ -14,23 +14,29 @@ from dataclasses import dataclass
 
 from middleware.config import Settings
 from middleware.config.methods import (
+    KSLSettings,
     MethodTable,
     PlanSettings,
     PseudoGraphSettings,
     QSMSettings,
+    ReachSettings,
     RoKSettings,
+    SCSettings,
 )
 from middleware.errors import BadRequest
 from middleware.kg.base import KnowledgeGraph
 from middleware.llm.base import LLM
 from middleware.methods.baselines import IO, CoT
+from middleware.methods.ksl import KnowledgeSolver
 from middleware.methods.method import Method, MethodBase
 from middleware.methods.plan import Plan
 from middleware.methods.planned import WithPlan
 from middleware.methods.pseudograph import PseudoGraph
 from middleware.methods.qsm import QSM
+from middleware.methods.reachable import Reachable
 from middleware.methods.rok import RoK
 from middleware.methods.run import AnswerPolicy
+from middleware.methods.sc import SelfConsistency
 from middleware.text.embeddings.factory import open_encoder
 
 Builder = Callable[[Settings, LLM, KnowledgeGraph | None], Method]
@@ -56,6 +62,18 @@ def _plan(settings: Settings, llm: LLM, graph: KnowledgeGraph | None) -> Plan:
         encoder=open_encoder(settings),
         config=settings.table(PlanSettings),
         cache_dir=settings.cache_dir,
+        text=settings,
+        policy=_policy(settings),
+    )
+
+
+def _ksl(settings: Settings, llm: LLM, graph: KnowledgeGraph | None, *, plan: bool) -> Method:
+    return KnowledgeSolver(
+        llm,
+        graph,
+        encoder=open_encoder(settings),
+        config=settings.table(KSLSettings),
+        planner=_plan(settings, llm, graph) if plan else None,
         text=settings,
         policy=_policy(settings),
     )
@@ -107,6 +125,27 @@ SPECS: tuple[MethodSpec, ...] = (
         multi_source=False,
     ),
     MethodSpec(
+        "ksl",
+        "Knowledge Solver: the LLM walks the graph hop by hop, picking among real neighbours; at most ksl_rounds + 1 LLM calls",
+        lambda s, llm, g: _ksl(s, llm, g, plan=False),
+        KSLSettings,
+    ),
+    MethodSpec(
+        "ksl+plan",
+        "Knowledge Solver guided by planned relation paths: planned steps offered first (only they when the plan is confident)",
+        lambda s, llm, g: _ksl(s, llm, g, plan=True),
+        KSLSettings,
+        multi_source=False,
+    ),
+    MethodSpec(
+        "reach",
+        "Reach baseline (multiple choice): a seeded random choice among those a short path joins to the question; 0 LLM calls",
+        lambda s, llm, g: Reachable(
+            llm, g, config=s.table(ReachSettings), text=s, policy=_policy(s)
+        ),
+        ReachSettings,
+    ),
+    MethodSpec(
         "io",
         "IO baseline: the question alone; 1 LLM call",
         lambda s, llm, g: IO(llm, g, text=s, policy=_policy(s)),
@@ -115,6 +154,14 @@ SPECS: tuple[MethodSpec, ...] = (
         "cot",
         "CoT baseline: step-by-step reasoning, then the answer; 1 LLM call",
         lambda s, llm, g: CoT(llm, g, text=s, policy=_policy(s)),
+    ),
+    MethodSpec(
+        "sc",
+        "Self-consistency baseline: k sampled CoT answers (seeded), majority vote; k LLM calls (sc_samples), one more only to pick a choice none named",
+        lambda s, llm, g: SelfConsistency(
+            llm, g, config=s.table(SCSettings), text=s, policy=_policy(s)
+        ),
+        SCSettings,
     ),
 )
 _PLANNED = ("rok", "pg", "qsm")

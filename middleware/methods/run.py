@@ -143,17 +143,32 @@ class Run:
             record.sparql_queries = _query_count(self.graphs) - queries_before
             self.steps.append(record)
 
-    def complete(self, step: Step, prompt: Prompt | Sequence[Message]) -> Completion:
+    def complete(
+        self,
+        step: Step,
+        prompt: Prompt | Sequence[Message],
+        *,
+        temperature: float = 0.0,
+        seed: int | None = None,
+    ) -> Completion:
         """One LLM completion for ``step``; its prompt and raw reply are recorded."""
         step.prompt = _prompt_text(prompt)
-        completion = self.session.complete(step.name, prompt)
+        completion = self.session.complete(step.name, prompt, temperature=temperature, seed=seed)
         step.raw = completion.text
         return completion
 
-    def choose(self, step: Step, prompt: Prompt | Sequence[Message], options: list[str]) -> Choice:
+    def choose(
+        self,
+        step: Step,
+        prompt: Prompt | Sequence[Message],
+        options: list[str],
+        *,
+        temperature: float = 0.0,
+        seed: int | None = None,
+    ) -> Choice:
         """One constrained LLM choice for ``step``."""
         step.prompt = _prompt_text(prompt)
-        choice = self.session.choose(step.name, prompt, options)
+        choice = self.session.choose(step.name, prompt, options, temperature=temperature, seed=seed)
         step.raw = choice.completion.text
         return choice
 

@@ -79,8 +79,12 @@ def final_answer(
     *,
     prompt: str = "facts_answer",
     parse: Callable[[str], str] = clean_answer,
+    answers: Sequence[str] = (),
 ) -> str:
     """The answer from ``facts`` in one call (step ``answer``); with choices, one of them.
+
+    ``answers`` (graph entities' names the method found) make the call a constrained
+    choice among them, as the question's own choices do.
 
     Under ``answer_graph_only`` with no evidence, no call is made and the answer is
     ``NOT_FOUND``.
@@ -94,7 +98,7 @@ def final_answer(
             run.warn("no evidence was found and answers come only from the graph", step)
             return NOT_FOUND
         planned = run.prior.answers if run.prior is not None else []
-        options = run.choices or planned
+        options = run.choices or list(answers) or planned
         if options:
             choice_prompt = render("choice_answer", question=run.question, facts=facts)
             try:

@@ -39,7 +39,14 @@ def garbled() -> ScriptedLLM:
 
 
 class LLMConformance:
-    """Subclasses provide an ``llm`` fixture: any object meant to satisfy ``LLM``."""
+    """Subclasses provide an ``llm`` fixture: any object meant to satisfy ``LLM``.
+
+    ``seeded_sampling_repeats`` says whether the backend promises that a sampled call
+    with a seed repeats exactly (the embedded model does; a remote server may only try,
+    as OpenAI's does): a subclass for such a server sets it to False.
+    """
+
+    seeded_sampling_repeats = True
 
     def test_satisfies_protocol(self, llm: LLM) -> None:
         assert isinstance(llm, LLM)
@@ -61,6 +68,18 @@ class LLMConformance:
         prompt = [user("Titanic was directed by")]
         first = llm.complete(prompt, max_tokens=8, temperature=0.0).text
         assert llm.complete(prompt, max_tokens=8, temperature=0.0).text == first
+
+    def test_same_seed_and_temperature_repeat_a_sample(self, llm: LLM) -> None:
+        if not self.seeded_sampling_repeats:
+            pytest.skip("this backend does not promise that a seeded sample repeats")
+        prompt = [user("Q: Name a large city.\nA:")]
+        for seed in (3, 4):
+            first = llm.complete(prompt, max_tokens=8, temperature=1.0, seed=seed).text
+            again = llm.complete(prompt, max_tokens=8, temperature=1.0, seed=seed).text
+            assert again == first, seed
+        options = ["Paris", "Lyon", "Nice"]
+        picked = llm.choose([user("Pick one.")], options, temperature=1.0, seed=5).option
+        assert llm.choose([user("Pick one.")], options, temperature=1.0, seed=5).option == picked
 
     def test_choose_returns_one_of_the_options(self, llm: LLM) -> None:
         for options in (["Paris", "Lyon"], ODD_OPTIONS, ["Heat", "Heat (film)", "heat."]):

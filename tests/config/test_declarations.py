@@ -76,7 +76,12 @@ def test_old_import_path_still_works() -> None:
 
 def test_no_method_reads_another_methods_table() -> None:
     """A method module names no table but its own (tables are imported by class name)."""
-    owners = {"rok": "RoKSettings", "pseudograph": "PseudoGraphSettings", "qsm": "QSMSettings"}
+    owners = {
+        "rok": "RoKSettings",
+        "pseudograph": "PseudoGraphSettings",
+        "qsm": "QSMSettings",
+        "sc": "SCSettings",
+    }
     tables = set(owners.values())
     for path in METHODS.rglob("*.py"):
         if path.stem == "registry" or (path.parent.name == "methods" and path.stem == "__init__"):

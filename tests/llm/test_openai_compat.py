@@ -69,6 +69,7 @@ class FaultyLLM(http.server.BaseHTTPRequestHandler):
 
     hits: ClassVar[Counter[str]] = Counter()
     seen_keys: ClassVar[list[str]] = []
+    seen_bodies: ClassVar[list[dict[str, object]]] = []
 
     def log_message(self, *args: object) -> None:
         pass
@@ -88,7 +89,8 @@ class FaultyLLM(http.server.BaseHTTPRequestHandler):
         mode = self.path.strip("/").split("/")[0]
         FaultyLLM.hits[mode] += 1
         FaultyLLM.seen_keys.append(self.headers.get("Authorization", ""))
-        self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        FaultyLLM.seen_bodies.append(json.loads(body or b"{}"))
         ok = {
             "id": "x",
             "object": "chat.completion",
@@ -169,6 +171,19 @@ def test_timeout_is_an_llm_timeout(faulty: str) -> None:
     llm, _ = client(f"{faulty}/hang/v1", retries=0, timeout=0.5)
     with pytest.raises(LLMTimeout, match="timed out"):
         llm.complete(QUESTION)
+
+
+def test_seed_is_sent_only_when_given(faulty: str) -> None:
+    llm, _ = client(f"{faulty}/ok/v1")
+    llm.complete(QUESTION, temperature=0.7, seed=42)
+    assert (FaultyLLM.seen_bodies[-1]["seed"], FaultyLLM.seen_bodies[-1]["temperature"]) == (
+        42,
+        0.7,
+    )
+    llm.complete(QUESTION)
+    assert "seed" not in FaultyLLM.seen_bodies[-1]
+    assert llm.choose(QUESTION, ["Paris", "Lyon"], temperature=0.5, seed=9).option == "Paris"
+    assert FaultyLLM.seen_bodies[-1]["seed"] == 9
 
 
 def test_bad_base_url() -> None:

@@ -83,5 +83,5 @@ def test_choices(kg: LocalStore) -> None:
 def test_helpers() -> None:
     assert answer_after_marker("no marker here") is None
     assert answer_after_marker("so the answer is Rome. So the answer is: Paris.") == "Paris"
-    with pytest.raises(BadRequest, match="unknown method 'sc'"):
-        build_method("sc", Settings.load(config_path=None, env={}), ScriptedLLM(), LocalStore())
+    with pytest.raises(BadRequest, match="unknown method 'nope'"):
+        build_method("nope", Settings.load(config_path=None, env={}), ScriptedLLM(), LocalStore())

@@ -4,7 +4,7 @@ Every command takes its source from ``--store DIR``, ``--endpoint URL`` or, with
 neither, the bundled sample graph; ``--json`` prints machine-readable output.
 Errors print one line (``kgmw: error: ...``) and exit non-zero. One module per
 command group: ``graph`` (load, query, neighbors, paths, link, describe), ``ask``,
-``eval`` (eval, report), ``learn``, ``ksl_dataset``, ``llm`` (llm, doctor), ``serve``,
+``eval`` (eval, report), ``learn``, ``ksl_dataset``, ``ksl_tune``, ``llm`` (llm, doctor), ``serve``,
 ``settings``; ``support`` holds the options and output helpers they share.
 """
 
@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 import click
 
-from middleware.cli import ask, graph, ksl_dataset, learn, llm, serve, settings
+from middleware.cli import ask, graph, ksl_dataset, ksl_tune, learn, llm, serve, settings
 from middleware.cli import eval as evaluation
 from middleware.errors import MiddlewareError
 
@@ -46,6 +46,7 @@ for _command in (
     evaluation.report_command,
     learn.learn_command,
     ksl_dataset.ksl_dataset_command,
+    ksl_tune.ksl_tune_command,
     llm.llm_command,
     llm.doctor,
     serve.serve,

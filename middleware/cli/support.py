@@ -149,7 +149,11 @@ def llm_options(func: F) -> F:
         return func(*args, llm=chosen, **kwargs)
 
     options = [
-        click.option("--llm", "llm_backend", type=click.Choice(["auto", "embedded", "openai"])),
+        click.option(
+            "--llm",
+            "llm_backend",
+            type=click.Choice(["auto", "embedded", "openai", "transformers"]),
+        ),
         click.option("--llm-base-url", help="OpenAI-compatible API base URL."),
         click.option("--llm-model", help="Model name for the OpenAI-compatible server."),
         click.option("--llm-api", type=click.Choice(["auto", "chat", "completions"])),

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from middleware.config.fields import setting
+from middleware.config.tuning import TuneSettings
 
 
 @dataclass(frozen=True)
@@ -128,8 +129,9 @@ class LLMSettings:
     llm: str = setting(
         "auto",
         "LLM backend: 'embedded' (llama.cpp in-process), 'openai' (any OpenAI-compatible "
-        "server) or 'auto' (openai when llm_base_url is set, else embedded).",
-        choices=("auto", "embedded", "openai"),
+        "server), 'transformers' (PyTorch in-process, with llm_adapter: a model tuned by "
+        "`kgmw ksl-tune`) or 'auto' (openai when llm_base_url is set, else embedded).",
+        choices=("auto", "embedded", "openai", "transformers"),
     )
     llm_base_url: str | None = setting(
         None,
@@ -154,7 +156,9 @@ class LLMSettings:
     )
     llm_max_tokens: int = setting(256, "Default most tokens one LLM reply may have.", minimum=1)
     llm_model_path: str | None = setting(
-        None, "GGUF file for the embedded backend; default the bundled Gemma 3 270M (Q4_K_M)."
+        None,
+        "GGUF file for the embedded backend (the transformers backend also takes a "
+        "Hugging Face model folder); default the bundled Gemma 3 270M (Q4_K_M).",
     )
     llm_context: int = setting(8192, "Context window (tokens) of the embedded model.", minimum=512)
     llm_threads: int = setting(
@@ -337,4 +341,5 @@ AREAS: tuple[tuple[str, type], ...] = (
     ("Answers", AnswerSettings),
     ("Evaluation", EvalSettings),
     ("Service", ServerSettings),
+    ("Tuning", TuneSettings),
 )

@@ -36,6 +36,7 @@ from middleware.config.areas import (
 from middleware.config.fields import Setting, declared
 from middleware.config.key_grants import KeyGrant, parse_grants
 from middleware.config.methods import METHOD_TABLES, MethodTable
+from middleware.config.tuning import TuneSettings
 from middleware.errors import ConfigError
 
 T = TypeVar("T", bound=MethodTable)
@@ -101,7 +102,13 @@ def _config_path(config_path: str | Path | bool | None, env: Mapping[str, str]) 
 
 @dataclass(frozen=True)
 class Settings(
-    SourceSettings, TextSettings, LLMSettings, AnswerSettings, EvalSettings, ServerSettings
+    SourceSettings,
+    TextSettings,
+    LLMSettings,
+    AnswerSettings,
+    EvalSettings,
+    ServerSettings,
+    TuneSettings,
 ):
     """Resolved settings; read the general ones as attributes (``settings.timeout``) and
     a method's own with ``settings.table(RoKSettings)``."""

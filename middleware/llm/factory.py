@@ -8,15 +8,15 @@ from middleware.config import Settings
 from middleware.errors import ConfigError
 from middleware.llm.base import LLM
 from middleware.llm.cache import CachedLLM, ResponseCache
-from middleware.llm.local import EmbeddedLLM
+from middleware.llm.local import EmbeddedLLM, bundled_model_path
 from middleware.llm.openai_compat import OpenAICompatLLM
 from middleware.support.cache_dir import cache_root
 
-BACKENDS = ("auto", "embedded", "openai")
+BACKENDS = ("auto", "embedded", "openai", "transformers")
 
 
 def backend_name(settings: Settings) -> str:
-    """'embedded' or 'openai', resolving 'auto'."""
+    """'embedded', 'openai' or 'transformers', resolving 'auto'."""
     choice = str(settings.llm).lower()
     if choice not in BACKENDS:
         raise ConfigError(f"llm must be one of {', '.join(BACKENDS)}, not {settings.llm!r}")
@@ -49,6 +49,11 @@ def open_llm(settings: Settings, *, use_cache: bool | None = None) -> LLM:
             backoff=settings.backoff,
             max_retry_wait=settings.max_retry_wait,
         )
+    elif backend_name(settings) == "transformers":
+        from middleware.llm.transformers_backend import TransformersLLM  # torch: loaded late
+
+        base = settings.llm_model_path or bundled_model_path(cache_root(settings.cache_dir))
+        llm = TransformersLLM(base=base, adapter=settings.llm_adapter)
     else:
         llm = EmbeddedLLM(
             model_path=settings.llm_model_path,

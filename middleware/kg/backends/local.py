@@ -16,7 +16,6 @@ symlink atomically, so a failed or killed load leaves the store as it was.
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import sys
@@ -43,13 +42,19 @@ from middleware.errors import (
 )
 from middleware.kg.backends.generations import (
     CURRENT,
-    META_FILE,
     current_name,
     hold,
     new_generation_dir,
     release,
     remove_stale,
     swap,
+)
+from middleware.kg.backends.store_folder import (
+    folder_kind,
+    no_store,
+    not_a_store,
+    plain_is_read_only,
+    read_meta,
 )
 from middleware.kg.base import Capabilities, LabelRow, QueryResult
 from middleware.kg.load_guard import LoadCaps
@@ -106,7 +111,8 @@ class LocalStore(GraphOperations):
         self.read_only = read_only
         self.progress = progress
         self.default_timeout = timeout
-        meta = self._read_meta() if self.path else {}
+        self.plain = False  # a plain Oxigraph database (no generations): read-only
+        meta = read_meta(self.path) if self.path else {}
         if isinstance(profile, Profile):
             self.profile = profile
         else:
@@ -125,17 +131,6 @@ class LocalStore(GraphOperations):
         return self._version
 
     # -- opening ----------------------------------------------------------------------
-    def _read_meta(self) -> dict[str, object]:
-        assert self.path is not None
-        meta_path = self.path / META_FILE
-        if not meta_path.is_file():
-            return {}
-        try:
-            data = json.loads(meta_path.read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError) as err:
-            raise ConfigError(f"{meta_path}: unreadable store metadata: {err}") from err
-        return data if isinstance(data, dict) else {}
-
     def _current_name(self) -> str | None:
         return current_name(self.path) if self.path is not None else None
 
@@ -170,22 +165,16 @@ class LocalStore(GraphOperations):
     def _open(self) -> ox.Store:
         if self.path is None:
             return ox.Store()
-        if self.path.exists() and not self.path.is_dir():
-            raise BadRequest(f"store path {self.path} is a file, not a directory")
-        generation = self._generation()
+        kind = folder_kind(self.path)
+        if kind == "plain":
+            self.plain = self.read_only = True
+            return ox.Store.read_only(str(self.path))
+        if kind == "other":
+            raise not_a_store(self.path)
+        generation = self._generation() if kind == "kgmw" else None
         if generation is None:
-            if (
-                self.path.is_dir()
-                and any(self.path.iterdir())
-                and not (self.path / META_FILE).exists()
-            ):
-                raise BadRequest(
-                    f"{self.path} is not a kgmw store directory",
-                    hint="use an empty or new directory, or wrap an open pyoxigraph Store",
-                )
-            if self.read_only:
-                self.path.mkdir(parents=True, exist_ok=True)
-                return ox.Store()  # nothing loaded yet: an empty graph
+            if self.read_only:  # only a load creates a store
+                raise no_store(self.path, kind)
             generation = new_generation_dir(self.path)
             ox.Store(str(generation)).flush()
             swap(self.path, generation, self.profile.name)
@@ -300,6 +289,8 @@ class LocalStore(GraphOperations):
         self, files: Sequence[str | os.PathLike[str]], *, format: str | None = None
     ) -> LoadReport:
         """Load files all-or-nothing: any error leaves the store as it was."""
+        if self.plain and self.path is not None:
+            raise plain_is_read_only(self.path)
         if self.read_only:
             raise BadRequest(f"store {self.name!r} is open read-only")
         sources = [Source(Path(f), detect_format(Path(f), format), self.caps) for f in files]

@@ -17,6 +17,7 @@ from middleware.cli.support import (
     SourceArgs,
     echo_json,
     graph_for,
+    named_source_option,
     print_table,
     resolve_entity,
     settings_for,
@@ -24,6 +25,7 @@ from middleware.cli.support import (
 )
 from middleware.errors import BadRequest, NotFound
 from middleware.kg.backends.local import LocalStore
+from middleware.kg.backends.store_folder import check_profile
 from middleware.kg.load_guard import LoadCaps
 from middleware.kg.open import query_policy
 from middleware.kg.recipes import RECIPES, recipe
@@ -92,6 +94,7 @@ def load(
     elif not files:
         raise BadRequest("nothing to load", hint="give FILES or --recipe NAME --data-dir DIR")
     settings = settings_for(ctx, store=store, profile=profile, progress=progress)
+    check_profile(Path(store), settings.profile)
     target = LocalStore(
         store,
         profile=settings.profile,
@@ -110,6 +113,7 @@ def load(
 @click.command()
 @click.argument("sparql")
 @source_options
+@named_source_option
 @click.pass_context
 def query(
     ctx: click.Context,
@@ -152,6 +156,7 @@ def query(
 )
 @click.option("--limit", type=int, help="Most triples to show (default: setting neighbors_limit).")
 @source_options
+@named_source_option
 @click.pass_context
 def neighbors(
     ctx: click.Context,
@@ -198,6 +203,7 @@ def neighbors(
 )
 @click.option("--limit", type=int, help="Most paths to show (default: setting paths_limit).")
 @source_options
+@named_source_option
 @click.pass_context
 def paths(
     ctx: click.Context,
@@ -232,6 +238,7 @@ def paths(
 @click.argument("text")
 @click.option("--limit", type=int, help="Most candidates (default: setting link_limit).")
 @source_options
+@named_source_option
 @click.pass_context
 def link(
     ctx: click.Context,
@@ -258,6 +265,7 @@ def link(
 @click.command()
 @click.argument("entity")
 @source_options
+@named_source_option
 @click.pass_context
 def describe(
     ctx: click.Context,

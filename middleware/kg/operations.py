@@ -121,6 +121,10 @@ class GraphOperations(LabelLookups, RelationWalks, ABC):
     def _select(self, template: str, **bindings: object) -> list[dict[str, Term]]:
         return self._run(self.templates.render(template, **bindings)).rows
 
+    def run_template(self, template: str, **bindings: object) -> list[dict[str, Term]]:
+        """The rows of ``sparql/TEMPLATE.rq`` bound with ``bindings`` (profile overrides apply)."""
+        return self._select(template, **bindings)
+
     def _common_bindings(self) -> dict[str, object]:
         return {
             "skipped": list(self.profile.skipped_predicates),

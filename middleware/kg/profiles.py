@@ -1,7 +1,7 @@
 """Source profiles: everything the middleware knows about a source's schema.
 
 A profile is a YAML file in ``mappings/`` (or any path). It names the label, alias
-and description predicates, the language, the predicates to ignore, template
+and description predicates, the type predicates (typing, never a relation hop), the language, the predicates to ignore, template
 overrides (e.g. a search template), the relation ontology and, for delimited
 triple files, how names become IRIs.
 
@@ -66,6 +66,7 @@ class Profile:
     alias_predicates: tuple[NamedNode, ...] = ()
     description_predicates: tuple[NamedNode, ...] = ()
     ignore_predicates: tuple[NamedNode, ...] = ()
+    type_predicates: tuple[NamedNode, ...] = ()  # typing (rdf:type), not a relation hop
     templates: dict[str, str] = field(default_factory=dict)
     relations: Path | None = None
     delimited: DelimitedMapping | None = None
@@ -81,6 +82,7 @@ class Profile:
                 + self.alias_predicates
                 + self.description_predicates
                 + self.ignore_predicates
+                + self.type_predicates
             )
         )
 
@@ -135,6 +137,7 @@ def load_profile(name_or_path: str = "generic") -> Profile:
     where = str(path)
     prefixes = {str(k): str(v) for k, v in (data.get("prefixes") or {}).items()}
     prefixes.setdefault("rdfs", "http://www.w3.org/2000/01/rdf-schema#")
+    prefixes.setdefault("rdf", "http://www.w3.org/1999/02/22-rdf-syntax-ns#")
     relations = data.get("relations")
     relations_path = None
     if relations:
@@ -169,6 +172,7 @@ def load_profile(name_or_path: str = "generic") -> Profile:
         alias_predicates=_iris(data, "alias_predicates", prefixes, where),
         description_predicates=_iris(data, "description_predicates", prefixes, where),
         ignore_predicates=_iris(data, "ignore_predicates", prefixes, where),
+        type_predicates=_iris(data, "type_predicates", prefixes, where),
         templates={str(k): str(v) for k, v in (data.get("templates") or {}).items()},
         relations=relations_path,
         delimited=delimited,

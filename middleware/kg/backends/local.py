@@ -113,6 +113,8 @@ class LocalStore(GraphOperations):
         self.default_timeout = timeout
         self.plain = False  # a plain Oxigraph database (no generations): read-only
         meta = read_meta(self.path) if self.path else {}
+        stored = meta.get("profile")
+        self.stored_profile = str(stored) if stored else None  # the profile of its loads
         if isinstance(profile, Profile):
             self.profile = profile
         else:

@@ -15,6 +15,7 @@ from typing import Literal
 
 from middleware.errors import BadRequest, ConfigError, NotFound
 from middleware.kg.backends.generations import CURRENT, META_FILE
+from middleware.kg.profiles import load_profile
 
 FolderKind = Literal["missing", "empty", "kgmw", "plain", "other"]
 
@@ -65,3 +66,17 @@ def plain_is_read_only(path: Path) -> BadRequest:
         hint="load its data into a new kgmw store: `kgmw export --store OLD --format nq "
         "--out all.nq`, then `kgmw load all.nq --store NEW`",
     )
+
+
+def check_profile(path: Path, asked: str | None) -> None:
+    """A load into an existing store keeps the store's profile: another one would mix
+    two ways of naming entities in one graph (and relabel the store), so it is refused."""
+    if not asked or not path.is_dir():
+        return
+    remembered = read_meta(path).get("profile")
+    wanted = load_profile(asked).name
+    if remembered and remembered != wanted:
+        raise BadRequest(
+            f"store {path} was loaded with profile {remembered!r}, not {wanted!r}",
+            hint="leave out --profile to load with the store's, or load into a new store",
+        )

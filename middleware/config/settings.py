@@ -37,6 +37,7 @@ from middleware.config.fields import Setting, declared
 from middleware.config.key_grants import KeyGrant, parse_grants
 from middleware.config.methods import METHOD_TABLES, MethodTable
 from middleware.errors import ConfigError
+from middleware.support.urls import without_credentials
 
 T = TypeVar("T", bound=MethodTable)
 
@@ -224,4 +225,7 @@ class Settings(
             for name, setting in REGISTRY.items():
                 if setting.secret and values.get(name):
                     values[name] = "***"
+            for name in ("endpoint", "llm_base_url"):  # a password inside a URL
+                if values.get(name):
+                    values[name] = without_credentials(values[name])
         return {s.name: values[s.name] for s in SETTINGS}

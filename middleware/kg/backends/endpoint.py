@@ -34,12 +34,14 @@ from middleware.errors import (
     QueryRejected,
     ReadOnlyViolation,
 )
+from middleware.kg.backends.endpoint_auth import EndpointAuth
 from middleware.kg.base import QueryResult, cap_result
 from middleware.kg.operations import GraphOperations
 from middleware.kg.profiles import Profile, load_profile
 from middleware.kg.sparql_guard import QueryDataset
 from middleware.kg.terms import Term
 from middleware.support.retry import Retryable, parse_retry_after, retry_call
+from middleware.support.urls import split_credentials
 
 RETRY_STATUSES = {429, 500, 502, 503, 504}
 MAX_GET_URL = 2000
@@ -85,14 +87,19 @@ class SparqlEndpoint(GraphOperations):
         max_retry_wait: float = 30.0,
         user_agent: str = "kg-middleware/0.1",
         sleep: Callable[[float], None] = time.sleep,
+        auth: EndpointAuth | None = None,
     ) -> None:
-        if not url.startswith(("http://", "https://")):
-            raise BadRequest(f"endpoint URL must start with http:// or https://, got {url!r}")
-        self.url = url
+        bare, user, password = split_credentials(url)
+        if not bare.startswith(("http://", "https://")):
+            raise BadRequest(f"endpoint URL must start with http:// or https://, got {bare!r}")
+        self.url = bare  # credentials in the URL become Basic auth, never shown
+        self.auth = auth or EndpointAuth()
+        if user is not None and not self.auth.sends_credentials:
+            self.auth = EndpointAuth(user=user, password=password)
         self.profile = (
             profile if isinstance(profile, Profile) else load_profile(profile or "generic")
         )
-        self.name = name or url.split("://", 1)[1].split("/", 1)[0]
+        self.name = name or bare.split("://", 1)[1].split("/", 1)[0]
         self.default_timeout = timeout
         self.retries = max(0, retries)
         self.backoff = backoff
@@ -122,7 +129,7 @@ class SparqlEndpoint(GraphOperations):
         return Retryable(
             lambda attempts: EndpointError(
                 f"endpoint {self.url} failed after {attempts} attempts: {reason}",
-                hint="the endpoint may be overloaded; try later or raise --retries",
+                hint="the endpoint may be overloaded; try later or raise the retries setting",
                 endpoint=self.url,
             ),
             reason=reason,
@@ -138,6 +145,8 @@ class SparqlEndpoint(GraphOperations):
 
     def _client(self, sparql: str, timeout: float) -> SPARQLWrapper:
         client = SPARQLWrapper(self.url, agent=self.user_agent)
+        for header, value in self.auth.http_headers().items():
+            client.addCustomHttpHeader(header, value)
         client.setQuery(sparql)
         if client.isSparqlUpdateRequest():
             raise ReadOnlyViolation("refusing to send a SPARQL update to an endpoint")
@@ -176,7 +185,9 @@ class SparqlEndpoint(GraphOperations):
             raise QueryRejected(
                 f"endpoint {self.url} rejected the query: {_short(err)}", endpoint=self.url
             ) from err
-        except (EndPointNotFound, Unauthorized) as err:
+        except Unauthorized as err:
+            raise self._unauthorized() from err
+        except EndPointNotFound as err:
             raise EndpointError(f"endpoint {self.url}: {_short(err)}", endpoint=self.url) from err
         except SPARQLWrapperException as err:
             raise EndpointError(f"endpoint {self.url}: {_short(err)}", endpoint=self.url) from err
@@ -189,6 +200,15 @@ class SparqlEndpoint(GraphOperations):
         except (ConnectionError, http.client.HTTPException) as err:
             raise self._retry(f"connection dropped: {err!r}") from None
         return self._parse(body, content_type, client.queryType or "SELECT")
+
+    def _unauthorized(self) -> EndpointError:
+        sent = "the credentials sent were refused" if self.auth.sends_credentials else "none sent"
+        return EndpointError(
+            f"endpoint {self.url} answered HTTP 401 Unauthorized ({sent})",
+            hint="set endpoint_user and endpoint_password, endpoint_token or endpoint_headers "
+            "for this source (docs/settings.md)",
+            endpoint=self.url,
+        )
 
     def _timeout(self, timeout: float) -> EndpointTimeout:
         return EndpointTimeout(

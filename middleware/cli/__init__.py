@@ -42,6 +42,7 @@ for _command in (
     graph.link,
     graph.describe,
     sources.inspect,
+    sources.export,
     settings.show_settings,
     ask.ask,
     evaluation.eval_command,

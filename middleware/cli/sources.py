@@ -3,6 +3,9 @@ written back out as RDF)."""
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import click
 
 from middleware.cli.support import (
@@ -13,6 +16,9 @@ from middleware.cli.support import (
     print_table,
     source_options,
 )
+from middleware.errors import BadRequest
+from middleware.kg.backends.local import LocalStore
+from middleware.kg.export import EXPORT_FORMATS, export_format, export_store
 from middleware.kg.inspect import inspect_graph
 
 
@@ -70,3 +76,47 @@ def inspect(ctx: click.Context, sample: int, source: SourceArgs) -> None:
     click.echo(f"\nLabel languages: {languages or '(no labels found)'}")
     click.echo("\nSuggested profile (save as mappings/NAME.yaml, or pass its path to --profile):")
     click.echo(report.profile_yaml().rstrip())
+
+
+@click.command()
+@click.option(
+    "--store",
+    type=click.Path(file_okay=False),
+    help="Store directory to write out (default: the bundled sample graph).",
+)
+@click.option("--source", "source_name", metavar="NAME", help="A store named in the config file.")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(list(EXPORT_FORMATS)),
+    help="RDF format (default: from the --out file name).",
+)
+@click.option(
+    "--out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="File to write (default: standard output).",
+)
+@click.pass_context
+def export(
+    ctx: click.Context,
+    store: str | None,
+    source_name: str | None,
+    fmt: str | None,
+    out: Path | None,
+) -> None:
+    """Write a store back out as RDF (nt, nq, ttl, trig, rdfxml), to a file or stdout."""
+    chosen = export_format(fmt, out)
+    args = SourceArgs(store, None, None, None, as_json=False, name=source_name)
+    _, graph = graph_for(ctx, args)
+    if not isinstance(graph, LocalStore):
+        raise BadRequest(
+            f"{graph.name!r} is not a local store; kgmw export writes out a store",
+            hint="give --store DIR, or read an endpoint with `kgmw query` and a CONSTRUCT",
+        )
+    if out is None:
+        sys.stdout.flush()
+        export_store(graph, chosen, sys.stdout.buffer)
+        sys.stdout.buffer.flush()
+        return
+    written = export_store(graph, chosen, out)
+    click.echo(f"wrote {written:,} triples from {graph.name!r} to {out} ({chosen})")

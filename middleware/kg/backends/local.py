@@ -262,6 +262,12 @@ class LocalStore(GraphOperations):
             raise BadRequest(f"profile {self.profile.name!r} has no delimited mapping")
         return self.profile.delimited.entity(name)
 
+    @property
+    def oxigraph(self) -> ox.Store:
+        """The open pyoxigraph store (the live generation), read-only on disk."""
+        self.refresh()
+        return self._store
+
     def __len__(self) -> int:
         self.refresh()
         return len(self._store)

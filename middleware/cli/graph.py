@@ -68,6 +68,11 @@ from middleware.text.verbalize import Verbalizer
     type=click.Path(file_okay=False),
     help="Folder holding the recipe's dataset (default: setting eval_data_dir).",
 )
+@click.option(
+    "--replace",
+    is_flag=True,
+    help="The files become the whole graph (swapped in when complete) instead of adding to it.",
+)
 @click.option("--progress/--no-progress", default=None, help="Show a progress bar (default: on).")
 @click.pass_context
 def load(
@@ -78,6 +83,7 @@ def load(
     profile: str | None,
     recipe_name: str | None,
     data_dir: str | None,
+    replace: bool,
     progress: bool | None,
 ) -> None:
     """Load RDF or delimited triple files (or a --recipe) into a store, all or nothing."""
@@ -94,7 +100,8 @@ def load(
     elif not files:
         raise BadRequest("nothing to load", hint="give FILES or --recipe NAME --data-dir DIR")
     settings = settings_for(ctx, store=store, profile=profile, progress=progress)
-    check_profile(Path(store), settings.profile)
+    if not replace:
+        check_profile(Path(store), settings.profile)
     target = LocalStore(
         store,
         profile=settings.profile,
@@ -102,7 +109,7 @@ def load(
         wait=settings.store_lock_wait,
         caps=LoadCaps.from_settings(settings),
     )
-    report = target.load(paths, format=fmt)
+    report = target.load(paths, format=fmt, replace=replace)
     click.echo(
         f"loaded {report.quads_read:,} triples from {len(report.files)} file(s) in "
         f"{report.seconds:.1f} s ({report.rate:,.0f} triples/s); "

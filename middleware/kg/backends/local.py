@@ -58,7 +58,7 @@ from middleware.kg.backends.store_folder import (
 )
 from middleware.kg.base import Capabilities, LabelRow, QueryResult
 from middleware.kg.load_guard import LoadCaps
-from middleware.kg.loading import Source, detect_format, read_quads
+from middleware.kg.loading import QuadCounter, Source, detect_format, read_quads
 from middleware.kg.operations import GraphOperations
 from middleware.kg.profiles import Profile, load_profile
 from middleware.kg.sparql_guard import QueryDataset
@@ -294,9 +294,14 @@ class LocalStore(GraphOperations):
                     yield LabelRow(quad.subject, label.value, is_alias, label.language)
 
     def load(
-        self, files: Sequence[str | os.PathLike[str]], *, format: str | None = None
+        self,
+        files: Sequence[str | os.PathLike[str]],
+        *,
+        format: str | None = None,
+        replace: bool = False,
     ) -> LoadReport:
-        """Load files all-or-nothing: any error leaves the store as it was."""
+        """Load files all-or-nothing: any error leaves the store as it was. With
+        ``replace`` the files become the whole graph, else they are added to it."""
         if self.plain and self.path is not None:
             raise plain_is_read_only(self.path)
         if self.read_only:
@@ -307,12 +312,15 @@ class LocalStore(GraphOperations):
                 raise LoadError(str(source.path), None, "no such file")
         started = time.monotonic()
         before = len(self._store)
-        read = self._load_persistent(sources) if self.path else self._load_memory(sources)
+        if self.path:
+            read = self._load_persistent(sources, replace)
+        else:
+            read = self._load_memory(sources, replace)
         self._version += 1
         return LoadReport(
             files=tuple(str(s.path) for s in sources),
             quads_read=read,
-            quads_added=len(self._store) - before,
+            quads_added=len(self._store) - (0 if replace else before),
             seconds=time.monotonic() - started,
         )
 
@@ -344,34 +352,36 @@ class LocalStore(GraphOperations):
             mininterval=0.5,
         )
 
-    def _load_memory(self, sources: list[Source]) -> int:
+    def _load_memory(self, sources: list[Source], replace: bool) -> int:
         # Parse everything first, so a bad line anywhere leaves the store untouched.
         with self._bar() as bar:
             quads = list(self._quads(sources, bar))
+        if replace:
+            self._store.clear()
         self._store.bulk_extend(quads)
         return len(quads)
 
-    def _load_persistent(self, sources: list[Source]) -> int:
+    def _load_persistent(self, sources: list[Source], replace: bool) -> int:
         try:
             with self._write_lock():
-                return self._load_locked(sources)
+                return self._load_locked(sources, replace)
         except LockTimeout as err:
             raise StoreBusy(
                 f"store {self.path} was being loaded by another process for {self.wait:g} s",
                 hint="wait for the other load to finish, or raise store_lock_wait",
             ) from err
 
-    def _load_locked(self, sources: list[Source]) -> int:
+    def _load_locked(self, sources: list[Source], replace: bool) -> int:
         assert self.path is not None
         live = self._generation()
         remove_stale(self.path, {live.name} if live else set())
         staging = new_generation_dir(self.path)
         try:
-            if live is not None:  # the live generation as it is now, whoever loaded it
+            if live is not None and not replace:  # the live generation as it is now
                 ox.Store.read_only(str(live)).backup(str(staging))
             target = ox.Store(str(staging))
             with self._bar() as bar:
-                counter = _Counter()
+                counter = QuadCounter()
                 target.bulk_extend(counter.count(self._quads(sources, bar)))
             target.flush()
             del target
@@ -385,13 +395,3 @@ class LocalStore(GraphOperations):
         swap(self.path, staging, self.profile.name)
         remove_stale(self.path, {staging.name, live.name} if live else {staging.name})
         return counter.total
-
-
-class _Counter:
-    def __init__(self) -> None:
-        self.total = 0
-
-    def count(self, quads: Iterable[Quad]) -> Iterator[Quad]:
-        for quad in quads:
-            self.total += 1
-            yield quad

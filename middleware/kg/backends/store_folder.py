@@ -78,5 +78,6 @@ def check_profile(path: Path, asked: str | None) -> None:
     if remembered and remembered != wanted:
         raise BadRequest(
             f"store {path} was loaded with profile {remembered!r}, not {wanted!r}",
-            hint="leave out --profile to load with the store's, or load into a new store",
+            hint="leave out --profile to load with the store's, or --replace to load the "
+            "store anew under the new profile",
         )

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from middleware.kg.backends.local import LocalStore
+from middleware.text.linking import EntityLinker
 from tests.cli_helpers import run
 from tests.conftest import FILMS
 
@@ -29,12 +30,17 @@ def test_replace_swaps_the_whole_graph(capsys: pytest.CaptureFixture[str], tmp_p
     assert run(capsys, "load", str(FILMS), "--store", folder, "--no-progress")[0] == 0
     reader = LocalStore(folder, read_only=True)  # a service's open handle
     assert len(reader) == 28
+    assert EntityLinker(reader).best("Titanic") is not None
     assert run(capsys, "load", str(tiny), "--store", folder, "--no-progress")[0] == 0
     assert _count(capsys, folder) == 30  # a load adds
     code, out, _ = run(capsys, "load", str(tiny), "--store", folder, "--replace", "--no-progress")
     assert code == 0 and "now holds 2 triples" in out
     assert _count(capsys, folder) == 2
     assert len(reader) == 2  # an open reader moves to the new graph at its next query
+    linker = EntityLinker(reader)  # and its label index is rebuilt
+    assert linker.best("Titanic") is None
+    found = linker.best("Alpha")
+    assert found is not None and found.iri.value == "urn:x:a"
     reader.close()
 
 

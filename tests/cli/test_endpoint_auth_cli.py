@@ -44,6 +44,19 @@ def test_named_source_with_basic_auth(capsys: pytest.CaptureFixture[str], config
     assert code == 1 and "HTTP 401" in err and "endpoint_user" in err
 
 
+def test_doctor_checks_a_named_source(
+    capsys: pytest.CaptureFixture[str], config: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("KGMW_ENCODER", "hash")
+    args = ["--config", config, "doctor", "--no-llm", "--json", "--source"]
+    code, out, _ = run(capsys, *args, "secure")
+    source = next(c for c in json.loads(out)["checks"] if c["part"] == "source")
+    assert code == 0 and source["ok"] is True and SECRET not in out
+    code, out, _ = run(capsys, *args, "open")
+    source = next(c for c in json.loads(out)["checks"] if c["part"] == "source")
+    assert code == 1 and source["ok"] is False and "401" in source["message"]
+
+
 def test_no_secret_in_answer_steps_or_settings(
     capsys: pytest.CaptureFixture[str], config: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:

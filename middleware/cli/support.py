@@ -15,6 +15,7 @@ from pyoxigraph import NamedNode
 from middleware.config import Settings
 from middleware.errors import BadRequest, NotFound
 from middleware.kg.backends.local import LocalStore
+from middleware.kg.backends.store_folder import remembered_name
 from middleware.kg.open import open_graph
 from middleware.kg.operations import GraphOperations
 from middleware.kg.terms import looks_like_iri, to_iri
@@ -110,7 +111,8 @@ def graph_for(ctx: click.Context, source: SourceArgs) -> tuple[Settings, GraphOp
 
 def warn_profile(graph: GraphOperations) -> None:
     """A store remembers the profile it was loaded with; say so when another is used."""
-    remembered = graph.stored_profile if isinstance(graph, LocalStore) else None
+    stored = graph.stored_profile if isinstance(graph, LocalStore) else None
+    remembered = remembered_name(stored) if stored else None
     if remembered and remembered != graph.profile.name:
         click.echo(
             f"kgmw: warning: {graph.name!r} was loaded with profile {remembered!r}; using "

@@ -268,3 +268,15 @@ class QuadCounter:
         for quad in quads:
             self.total += 1
             yield quad
+
+
+@dataclass(frozen=True)
+class LoadReport:
+    files: tuple[str, ...]
+    quads_read: int
+    quads_added: int
+    seconds: float
+
+    @property
+    def rate(self) -> float:
+        return self.quads_read / self.seconds if self.seconds > 0 else float("inf")

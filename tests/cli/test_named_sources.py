@@ -81,3 +81,24 @@ def test_store_remembers_its_profile(capsys: pytest.CaptureFixture[str], tmp_pat
     assert code == 2 and "profile 'metaqa'" in err
     code, out, _ = run(capsys, "query", "SELECT * WHERE { ?s ?p ?o }", "--store", folder, "--json")
     assert len(json.loads(out)["results"]["bindings"]) == 5  # 2 triples, 3 labels
+
+
+def test_store_remembers_a_profile_file_by_its_path(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    mine = tmp_path / "profiles" / "mine.yaml"
+    mine.parent.mkdir()
+    text = (Path(__file__).parents[2] / "mappings" / "metaqa.yaml").read_text()
+    mine.write_text(text.replace("name: metaqa", "name: mine", 1))
+    kb = tmp_path / "kb.txt"
+    kb.write_text("Titanic|directed_by|James Cameron\nAvatar|directed_by|James Cameron\n")
+    monkeypatch.chdir(tmp_path)
+    args = ["load", "kb.txt", "--store", "movies", "--profile", "profiles/mine.yaml"]
+    assert run(capsys, *args, "--no-progress")[0] == 0
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    code, out, err = run(capsys, "paths", "Titanic", "Avatar", "--store", "../movies")
+    assert code == 0 and "James Cameron" in out and err == ""
+    code, _, err = run(capsys, "link", "Titanic", "--store", "../movies", "--profile", "metaqa")
+    assert "loaded with profile 'mine'" in err

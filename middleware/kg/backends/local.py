@@ -24,7 +24,6 @@ import threading
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -54,11 +53,12 @@ from middleware.kg.backends.store_folder import (
     no_store,
     not_a_store,
     plain_is_read_only,
+    profile_ref,
     read_meta,
 )
 from middleware.kg.base import Capabilities, LabelRow, QueryResult
 from middleware.kg.load_guard import LoadCaps
-from middleware.kg.loading import QuadCounter, Source, detect_format, read_quads
+from middleware.kg.loading import LoadReport, QuadCounter, Source, detect_format, read_quads
 from middleware.kg.operations import GraphOperations
 from middleware.kg.profiles import Profile, load_profile
 from middleware.kg.sparql_guard import QueryDataset
@@ -67,18 +67,6 @@ from middleware.support.locks import LockTimeout, file_lock
 
 BATCH = 50_000
 _TIME_CHECK_EVERY = 256
-
-
-@dataclass(frozen=True)
-class LoadReport:
-    files: tuple[str, ...]
-    quads_read: int
-    quads_added: int
-    seconds: float
-
-    @property
-    def rate(self) -> float:
-        return self.quads_read / self.seconds if self.seconds > 0 else float("inf")
 
 
 class LocalStore(GraphOperations):
@@ -112,13 +100,11 @@ class LocalStore(GraphOperations):
         self.progress = progress
         self.default_timeout = timeout
         self.plain = False  # a plain Oxigraph database (no generations): read-only
-        meta = read_meta(self.path) if self.path else {}
-        stored = meta.get("profile")
-        self.stored_profile = str(stored) if stored else None  # the profile of its loads
-        if isinstance(profile, Profile):
-            self.profile = profile
-        else:
-            self.profile = load_profile(profile or str(meta.get("profile", "generic")))
+        stored = read_meta(self.path).get("profile") if self.path else None
+        self.stored_profile = str(stored) if stored else None  # as its loads recorded it
+        chosen = profile or self.stored_profile or "generic"
+        self.profile = chosen if isinstance(chosen, Profile) else load_profile(chosen)
+        self.profile_ref = profile_ref(chosen, self.profile)  # what a load records
         self.name = name or (self.path.name if self.path else "memory")
         if store is not None and self.path is not None:
             raise BadRequest("give either a store directory or an open store, not both")
@@ -179,7 +165,7 @@ class LocalStore(GraphOperations):
                 raise no_store(self.path, kind)
             generation = new_generation_dir(self.path)
             ox.Store(str(generation)).flush()
-            swap(self.path, generation, self.profile.name)
+            swap(self.path, generation, self.profile_ref)
         # Generations are only ever read once swapped in (loads write a new one), so
         # every handle is read-only: readers never race a read-write RocksDB.
         self._held = hold(generation)
@@ -392,6 +378,6 @@ class LocalStore(GraphOperations):
         self._store = ox.Store.read_only(str(staging))
         release(self._held)
         self._opened, self._held = staging.name, held
-        swap(self.path, staging, self.profile.name)
+        swap(self.path, staging, self.profile_ref)
         remove_stale(self.path, {staging.name, live.name} if live else {staging.name})
         return counter.total

@@ -15,7 +15,7 @@ from typing import Literal
 
 from middleware.errors import BadRequest, ConfigError, NotFound
 from middleware.kg.backends.generations import CURRENT, META_FILE
-from middleware.kg.profiles import load_profile
+from middleware.kg.profiles import Profile, load_profile
 
 FolderKind = Literal["missing", "empty", "kgmw", "plain", "other"]
 
@@ -68,12 +68,31 @@ def plain_is_read_only(path: Path) -> BadRequest:
     )
 
 
+def profile_ref(given: str | Profile, profile: Profile) -> str:
+    """How a store records its profile: a YAML file by its absolute path (so later
+    commands find it from any folder), a bundled profile by its name."""
+    if isinstance(given, str) and Path(given).suffix in {".yaml", ".yml"}:
+        candidate = Path(given).expanduser()
+        if candidate.is_file():
+            return str(candidate.resolve())
+    return profile.name
+
+
+def remembered_name(ref: str) -> str:
+    """The name of the profile a store recorded (its YAML file may have moved since)."""
+    try:
+        return load_profile(ref).name
+    except NotFound:
+        return ref
+
+
 def check_profile(path: Path, asked: str | None) -> None:
     """A load into an existing store keeps the store's profile: another one would mix
     two ways of naming entities in one graph (and relabel the store), so it is refused."""
     if not asked or not path.is_dir():
         return
-    remembered = read_meta(path).get("profile")
+    stored = read_meta(path).get("profile")
+    remembered = remembered_name(str(stored)) if stored else None
     wanted = load_profile(asked).name
     if remembered and remembered != wanted:
         raise BadRequest(

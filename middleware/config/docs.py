@@ -67,7 +67,9 @@ An endpoint behind authentication takes its credentials per source: HTTP Basic
 (`endpoint_user`, `endpoint_password`), a Bearer token (`endpoint_token`) or any headers
 (`endpoint_headers`, one `Name: value` per line). Write a secret as `env:NAME` to have it
 read from environment variable NAME when the source opens, so the file never holds it;
-`KGMW_ENDPOINT_PASSWORD` and the other `KGMW_*` variables set them for the default source.
+`KGMW_ENDPOINT_PASSWORD` and the other `KGMW_*` variables set them for the default source
+(and for `--endpoint URL`). A named source uses only the credentials in its own table:
+the general ones never follow `--source NAME` to another endpoint.
 A user name and password inside the endpoint URL (`https://user:pass@host/sparql`) are
 sent as Basic auth and cut from the URL. Credentials only ever become request headers:
 errors, `kgmw settings`, `kgmw doctor`, `/v1/sources`, source names and answer steps show

@@ -108,3 +108,17 @@ def test_settings_listing_masks_credentials() -> None:
     shown = settings.as_dict(mask_secrets=True)
     assert SECRET not in repr(shown)
     assert shown["endpoint"] == "https://example.org/sparql"
+
+
+def test_general_credentials_never_follow_a_named_source() -> None:
+    settings = Settings.build(
+        {"endpoint": "https://a.example/sparql", "endpoint_token": SECRET},
+        sources={
+            "other": {"endpoint": "https://b.example/sparql"},
+            "own": {"endpoint": "https://c.example/sparql", "endpoint_user": "bob"},
+        },
+    )
+    other = settings.for_source("other")
+    assert other.endpoint_token is None and other.endpoint_user is None
+    own = settings.for_source("own")
+    assert own.endpoint_user == "bob" and own.endpoint_token is None

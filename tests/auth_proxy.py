@@ -67,3 +67,33 @@ def auth_proxy(target: str, required: dict[str, str]) -> Iterator[AuthProxy]:
     finally:
         proxy.server.shutdown()
         proxy.server.server_close()
+
+
+@contextmanager
+def redirector(location: str) -> Iterator[AuthProxy]:
+    """A server that answers every request with a 302 to ``location`` (its ``seen``
+    records what it was sent)."""
+    proxy = AuthProxy(location, {})
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, format: str, *args: object) -> None:
+            return
+
+        def do_GET(self) -> None:
+            proxy.seen.append(dict(self.headers.items()))
+            query = self.path.split("?", 1)[1] if "?" in self.path else ""
+            self.send_response(302)
+            self.send_header("Location", location + ("?" + query if query else ""))
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+    proxy.server.server_close()
+    proxy.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    proxy.url = f"http://127.0.0.1:{proxy.server.server_address[1]}/query"
+    thread = threading.Thread(target=proxy.server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield proxy
+    finally:
+        proxy.server.shutdown()
+        proxy.server.server_close()

@@ -12,7 +12,7 @@ from middleware.config import Settings
 from middleware.errors import ConfigError, EndpointError
 from middleware.kg.backends.endpoint import SparqlEndpoint
 from middleware.kg.open import open_graph
-from tests.auth_proxy import AuthProxy, auth_proxy
+from tests.auth_proxy import AuthProxy, auth_proxy, redirector
 from tests.conftest import free_port
 
 SECRET = "s3cret-Pa55"
@@ -122,3 +122,16 @@ def test_general_credentials_never_follow_a_named_source() -> None:
     assert other.endpoint_token is None and other.endpoint_user is None
     own = settings.for_source("own")
     assert own.endpoint_user == "bob" and own.endpoint_token is None
+
+
+def test_credentials_do_not_follow_a_redirect_to_another_origin(oxigraph_server: str) -> None:
+    with (
+        auth_proxy(oxigraph_server, {}) as elsewhere,
+        redirector(elsewhere.url) as endpoint,
+    ):
+        graph = _open(
+            endpoint=endpoint.url, endpoint_token=SECRET, endpoint_headers=f"X-Api-Key: {SECRET}"
+        )
+        assert graph.query(ASK).boolean is True  # the redirect is followed
+        assert endpoint.seen[-1]["Authorization"] == f"Bearer {SECRET}"
+        assert SECRET not in repr(elsewhere.seen)  # but the credentials stay behind

@@ -35,6 +35,7 @@ from middleware.errors import (
     ReadOnlyViolation,
 )
 from middleware.kg.backends.endpoint_auth import EndpointAuth
+from middleware.kg.backends.sparql_client import Client
 from middleware.kg.base import QueryResult, cap_result
 from middleware.kg.operations import GraphOperations
 from middleware.kg.profiles import Profile, load_profile
@@ -144,8 +145,9 @@ class SparqlEndpoint(GraphOperations):
         )
 
     def _client(self, sparql: str, timeout: float) -> SPARQLWrapper:
-        client = SPARQLWrapper(self.url, agent=self.user_agent)
-        for header, value in self.auth.http_headers().items():
+        credentials = self.auth.http_headers()
+        client = Client(self.url, agent=self.user_agent, secret_headers=set(credentials))
+        for header, value in credentials.items():
             client.addCustomHttpHeader(header, value)
         client.setQuery(sparql)
         if client.isSparqlUpdateRequest():

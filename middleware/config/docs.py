@@ -74,6 +74,7 @@ A user name and password inside the endpoint URL (`https://user:pass@host/sparql
 sent as Basic auth and cut from the URL. Credentials only ever become request headers:
 errors, `kgmw settings`, `kgmw doctor`, `/v1/sources`, source names and answer steps show
 the URL without them, and a refused request says which settings to set, never a value.
+A redirect to another scheme, host or port is followed without them.
 
 ```toml
 [sources.company]

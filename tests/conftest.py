@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from middleware.testing.graphs import films_path
+from tests.virtuoso_server import VirtuosoServer, start_virtuoso
 
 DATA = Path(__file__).parent / "data"
 FILMS = films_path()
@@ -149,3 +150,14 @@ def sample_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     finally:
         process.terminate()
         process.wait(timeout=10)
+
+
+@pytest.fixture(scope="session")
+def virtuoso_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[VirtuosoServer]:
+    """A real Virtuoso server holding the films graph (tests/virtuoso_server.py); skipped
+    when Virtuoso is not installed, a failure under CI."""
+    server = start_virtuoso([FILMS], tmp_path_factory.mktemp("virtuoso"), free_port)
+    try:
+        yield server
+    finally:
+        server.stop()

@@ -64,6 +64,18 @@ MaxQueryCostEstimationTime = 0
 """
 
 
+HUB = "http://kgmw.test/hub/Hub"
+HUB_LINK = "http://kgmw.test/hub/links"
+
+
+def write_hub(path: Path, spokes: int = ROW_CAP + 500) -> Path:
+    """N-Triples of one entity linked to more entities than ``ROW_CAP``: its
+    neighbourhood cannot come back whole."""
+    lines = (f"<{HUB}> <{HUB_LINK}> <http://kgmw.test/hub/n{i}> .\n" for i in range(spokes))
+    path.write_text("".join(lines), encoding="utf-8")
+    return path
+
+
 @dataclass
 class VirtuosoServer:
     url: str  # the SPARQL endpoint, http://127.0.0.1:PORT/sparql
@@ -153,7 +165,9 @@ def start_virtuoso(
                 f"{loads} rdf_loader_run();"
                 "DB.DBA.VT_INC_INDEX_DB_DBA_RDF_OBJ(); checkpoint;"
             )
-            failed = running.sql("select count(*) from DB.DBA.load_list where ll_error is not null;")
+            failed = running.sql(
+                "select count(*) from DB.DBA.load_list where ll_error is not null;"
+            )
             if "\n0\n" not in failed.replace(" ", ""):
                 running.stop()
                 raise RuntimeError(f"Virtuoso could not load {files}: {failed}")

@@ -2,7 +2,8 @@
 
 A profile is a YAML file in ``mappings/`` (or any path). It names the label, alias
 and description predicates, the type predicates (typing, never a relation hop), the language, the predicates to ignore, template
-overrides (e.g. a search template), the relation ontology and, for delimited
+overrides (e.g. a search template), the server's SPARQL dialect (``virtuoso``: the
+templates in ``sparql/virtuoso/`` first), the relation ontology and, for delimited
 triple files, how names become IRIs.
 
 >>> p = load_profile("metaqa")
@@ -27,6 +28,9 @@ from middleware.support.resources import resource_dir
 RDFS_LABEL = "http://www.w3.org/2000/01/rdf-schema#label"
 # scan: a regular expression over all labels; search: exact lookup, then the search template
 LABEL_LOOKUPS = ("scan", "search")
+# sparql11: the templates as they are; virtuoso: sparql/virtuoso/ ones first (label search
+# through bif:contains, which needs Virtuoso's full-text index on the label literals)
+DIALECTS = ("sparql11", "virtuoso")
 
 
 @dataclass(frozen=True)
@@ -72,6 +76,7 @@ class Profile:
     delimited: DelimitedMapping | None = None
     entity_prefix: str | None = None
     label_lookup: str = "scan"  # how an endpoint finds folded label matches: scan or search
+    dialect: str = "sparql11"  # the server's SPARQL: a folder in sparql/ whose templates win
 
     @property
     def skipped_predicates(self) -> tuple[NamedNode, ...]:
@@ -164,6 +169,9 @@ def load_profile(name_or_path: str = "generic") -> Profile:
     label_lookup = str(data.get("label_lookup", "scan"))
     if label_lookup not in LABEL_LOOKUPS:
         raise ConfigError(f"{where}: label_lookup must be one of {', '.join(LABEL_LOOKUPS)}")
+    dialect = str(data.get("dialect", "sparql11"))
+    if dialect not in DIALECTS:
+        raise ConfigError(f"{where}: dialect must be one of {', '.join(DIALECTS)}")
     return Profile(
         name=str(data.get("name", path.stem)),
         description=str(data.get("description", "")).strip(),
@@ -178,4 +186,5 @@ def load_profile(name_or_path: str = "generic") -> Profile:
         delimited=delimited,
         entity_prefix=data.get("entity_prefix"),
         label_lookup=label_lookup,
+        dialect=dialect,
     )

@@ -1,12 +1,28 @@
-"""The conformance suite and Virtuoso's habits against a real Virtuoso server."""
+"""The conformance suites and Virtuoso's habits against a real Virtuoso server
+(tests/virtuoso_server.py): its SQL-state errors, its row cap, its ASK answers and
+label search through ``bif:contains``."""
 
 from __future__ import annotations
 
+import dataclasses
+from pathlib import Path
+
 import pytest
 
+from middleware.errors import BadRequest, ConfigError, EndpointError
 from middleware.kg.backends.endpoint import SparqlEndpoint
-from middleware.testing.graphs import GraphConformance
-from tests.virtuoso_server import VirtuosoServer
+from middleware.kg.profiles import load_profile
+from middleware.testing.graphs import EX, GraphConformance, ex
+from middleware.testing.methods import MethodConformance
+from tests.virtuoso_server import HUB, ROW_CAP, VirtuosoServer
+
+
+def endpoint(
+    server: VirtuosoServer, sleeps: list[float] | None = None, **profile: str
+) -> SparqlEndpoint:
+    chosen = dataclasses.replace(load_profile("generic"), **profile)
+    record = sleeps.append if sleeps is not None else (lambda seconds: None)
+    return SparqlEndpoint(server.url, profile=chosen, name="virtuoso", timeout=20, sleep=record)
 
 
 class TestVirtuosoGraph(GraphConformance):
@@ -14,3 +30,105 @@ class TestVirtuosoGraph(GraphConformance):
     @classmethod
     def graph(cls, virtuoso_server: VirtuosoServer) -> SparqlEndpoint:
         return SparqlEndpoint(virtuoso_server.url, profile="generic", name="virtuoso", timeout=20)
+
+
+class TestVirtuosoMethods(MethodConformance):
+    @pytest.fixture(scope="class")
+    @classmethod
+    def graph(cls, virtuoso_server: VirtuosoServer) -> SparqlEndpoint:
+        return SparqlEndpoint(virtuoso_server.url, profile="generic", name="films", timeout=20)
+
+
+# -- errors: text/plain with an SQL state ------------------------------------------------
+def test_virtuoso_compiler_error_is_a_clear_bad_request(virtuoso_server: VirtuosoServer) -> None:
+    sleeps: list[float] = []
+    graph = endpoint(virtuoso_server, sleeps)
+    # valid SPARQL 1.1, but Virtuoso needs one end of a transitive path bound
+    with pytest.raises(BadRequest) as caught:
+        graph.query(f"SELECT * WHERE {{ ?s (<{EX}starring>|^<{EX}starring>)* ?o }} LIMIT 5")
+    assert "Virtuoso 37000" in caught.value.message
+    assert "transitive start not given" in caught.value.message
+    assert caught.value.hint and "Virtuoso" in caught.value.hint
+    assert sleeps == []  # answered under HTTP 500, yet nothing is retried
+
+
+def test_virtuoso_evaluation_error_under_http_500_is_not_retried(
+    virtuoso_server: VirtuosoServer,
+) -> None:
+    sleeps: list[float] = []
+    with pytest.raises(BadRequest) as caught:
+        endpoint(virtuoso_server, sleeps).query("SELECT (1/0 AS ?x) WHERE {}")
+    assert "22012 SR084: Division by 0." in caught.value.message
+    assert sleeps == []
+
+
+# -- ASK answered as a one-column SELECT ----------------------------------------------------
+def test_virtuoso_ask_becomes_a_boolean(virtuoso_server: VirtuosoServer) -> None:
+    graph = endpoint(virtuoso_server)
+    assert graph.query(f"ASK {{ <{EX}Winslet> <{EX}marriedTo> ?x }}").boolean is True
+    missing = graph.query(f"ASK {{ <{EX}Winslet> <{EX}marriedTo> <{EX}Nolan> }}")
+    assert missing.kind == "ask" and missing.boolean is False
+
+
+# -- the row cap (ResultSetMaxRows) ---------------------------------------------------------
+def test_virtuoso_row_cap_marks_the_result_truncated(virtuoso_server: VirtuosoServer) -> None:
+    graph = endpoint(virtuoso_server)
+    capped = graph.query("SELECT * WHERE { ?s ?p ?o }")
+    assert len(capped.rows) == ROW_CAP and capped.truncated
+    assert graph.server_row_cap == ROW_CAP
+    small = graph.query("SELECT * WHERE { ?s ?p ?o } LIMIT 5")
+    assert len(small.rows) == 5 and not small.truncated
+
+
+def test_virtuoso_construct_at_the_known_cap_is_truncated(virtuoso_server: VirtuosoServer) -> None:
+    graph = endpoint(virtuoso_server)
+    graph.query("SELECT * WHERE { ?s ?p ?o }")  # the cap is announced on SELECT answers only
+    built = graph.query("CONSTRUCT { ?s ?p ?o } WHERE { ?s ?p ?o }")
+    assert built.kind == "graph" and built.truncated
+    assert not graph.query(
+        f"CONSTRUCT {{ ?f <{EX}by> ?d }} WHERE {{ ?f <{EX}directedBy> ?d }}"
+    ).truncated
+
+
+def test_virtuoso_capped_operation_is_an_error_not_a_short_answer(
+    virtuoso_server: VirtuosoServer,
+) -> None:
+    graph = endpoint(virtuoso_server)
+    # Virtuoso announces its cap whenever a result reaches it, so a LIMIT of exactly the
+    # cap counts as cut too; one row less is whole
+    assert len(graph.neighbors(HUB, direction="out", limit=ROW_CAP - 1)) == ROW_CAP - 1
+    with pytest.raises(EndpointError) as caught:
+        graph.neighbors(HUB, direction="out", limit=ROW_CAP + 200)
+    assert "neighbors_out" in caught.value.message and "ResultSetMaxRows" in str(caught.value.hint)
+
+
+# -- label search through bif:contains -------------------------------------------------------
+def test_virtuoso_dialect_searches_labels_with_bif_contains(
+    virtuoso_server: VirtuosoServer,
+) -> None:
+    graph = endpoint(virtuoso_server, dialect="virtuoso")
+    assert "bif:contains" in graph.templates.text("search")
+    assert [e.iri for e in graph.search("cameron")] == [ex("Cameron")]
+    assert ex("DiCaprio") in [e.iri for e in graph.search("Leo DiCaprio")]
+    assert [e.iri for e in graph.search('"hi" }')] == [ex("Quoted")]
+    assert graph.search("zqxjv") == []
+
+
+def test_virtuoso_bif_search_matches_words_not_substrings(
+    virtuoso_server: VirtuosoServer,
+) -> None:
+    words = endpoint(virtuoso_server, dialect="virtuoso")
+    plain = endpoint(virtuoso_server)
+    assert ex("Cameron") in [e.iri for e in plain.search("camer")]
+    assert words.search("camer") == []  # the full-text index finds whole words
+
+
+def test_virtuoso_profile_dialect_is_read_and_checked(tmp_path: Path) -> None:
+    assert load_profile("generic").dialect == "sparql11"
+    good = tmp_path / "good.yaml"
+    good.write_text("name: good\ndialect: virtuoso\n", encoding="utf-8")
+    assert load_profile(str(good)).dialect == "virtuoso"
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("name: bad\ndialect: virtuosso\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match="dialect must be one of sparql11, virtuoso"):
+        load_profile(str(bad))

@@ -5,6 +5,9 @@ are retried a bounded number of times with exponential backoff, waiting what a
 ``Retry-After`` header asks (up to ``max_retry_wait``); other 4xx answers and
 timeouts are not retried. Responses are parsed strictly: an HTML page, truncated
 JSON or an oversized body ends in an :class:`EndpointError` naming the endpoint.
+Virtuoso's habits (``backends/virtuoso.py``) are read from its answers: its SQL-state
+errors become clear errors (retried only when transient), a result at its row cap is
+marked ``truncated``, and its SELECT-shaped ASK answers become booleans.
 """
 
 from __future__ import annotations
@@ -36,6 +39,13 @@ from middleware.errors import (
 )
 from middleware.kg.backends.endpoint_auth import EndpointAuth
 from middleware.kg.backends.sparql_client import Client
+from middleware.kg.backends.virtuoso import (
+    MAX_ROWS_HEADER,
+    VirtuosoError,
+    VirtuosoFailure,
+    ask_answer,
+    row_cap,
+)
 from middleware.kg.base import QueryResult, cap_result
 from middleware.kg.operations import GraphOperations
 from middleware.kg.profiles import Profile, load_profile
@@ -107,6 +117,7 @@ class SparqlEndpoint(GraphOperations):
         self.max_retry_wait = max_retry_wait
         self.user_agent = user_agent
         self._sleep = sleep
+        self.server_row_cap: int | None = None  # the last row cap the server announced
         super().__init__()
 
     def _execute(
@@ -173,7 +184,11 @@ class SparqlEndpoint(GraphOperations):
             content_type = (
                 (response.headers.get("Content-Type") or "").split(";")[0].strip().lower()
             )
+            announced = row_cap(response.headers.get(MAX_ROWS_HEADER))
+            self.server_row_cap = announced or self.server_row_cap
             body = self._read(response, deadline, timeout)
+        except VirtuosoFailure as failure:
+            raise self._virtuoso_error(failure.error, timeout) from None
         except urllib.error.HTTPError as err:
             retry_after = parse_retry_after(err.headers.get("Retry-After") if err.headers else None)
             if err.code in RETRY_STATUSES:
@@ -201,7 +216,35 @@ class SparqlEndpoint(GraphOperations):
             raise self._retry(f"cannot connect: {err.reason}") from None
         except (ConnectionError, http.client.HTTPException) as err:
             raise self._retry(f"connection dropped: {err!r}") from None
-        return self._parse(body, content_type, client.queryType or "SELECT")
+        result = self._parse(body, content_type, client.queryType or "SELECT")
+        cap = announced if result.kind == "select" else self.server_row_cap
+        if cap is not None and max(len(result.rows), len(result.triples)) >= cap:
+            result.truncated = True  # the server stopped at its cap: there may be more
+        return result
+
+    def _virtuoso_error(self, error: VirtuosoError, timeout: float) -> Exception:
+        kind = error.kind
+        if kind == "transient":
+            return self._retry(str(error))
+        if kind == "timeout":
+            return EndpointTimeout(
+                f"endpoint {self.url} gave up on the query: {error}",
+                hint="the server's own time limit (Virtuoso: MaxQueryExecutionTime) ended it; "
+                "narrow the query or add a LIMIT",
+                endpoint=self.url,
+            )
+        if kind == "rejected":
+            return QueryRejected(
+                f"endpoint {self.url} rejected the query: {error}",
+                hint="Virtuoso cannot run this query as written (its SPARQL dialect, or an "
+                "error in evaluating it); rewrite it",
+                endpoint=self.url,
+            )
+        return EndpointError(
+            f"endpoint {self.url} failed: {error}",
+            hint="an error inside the server; its log says more",
+            endpoint=self.url,
+        )
 
     def _unauthorized(self) -> EndpointError:
         sent = "the credentials sent were refused" if self.auth.sends_credentials else "none sent"
@@ -259,6 +302,11 @@ class SparqlEndpoint(GraphOperations):
                 rows.append(
                     {name: solution[name] for name in variables if solution[name] is not None}
                 )
+            if query_type == "ASK":
+                first = next((term.value for row in rows for term in row.values()), None)
+                answer = ask_answer(variables, len(rows), first)
+                if answer is not None:
+                    return QueryResult("ask", boolean=answer)
             return QueryResult("select", variables=variables, rows=rows)
         except SyntaxError as err:
             raise EndpointError(

@@ -33,6 +33,8 @@ from SPARQLWrapper.SPARQLExceptions import (
     URITooLong,
 )
 
+from middleware.kg.backends.virtuoso import VirtuosoFailure, parse_error
+
 _RAISED = {
     400: QueryBadFormed,
     401: Unauthorized,
@@ -74,7 +76,8 @@ class SameOriginRedirects(urllib.request.HTTPRedirectHandler):
 
 class Client(SPARQLWrapper):
     """SPARQLWrapper with ``opener`` in place of the global ``urlopen``; HTTP errors
-    map to the same exceptions SPARQLWrapper raises."""
+    map to the same exceptions SPARQLWrapper raises, except a Virtuoso error body, which
+    is a :class:`VirtuosoFailure` (its SQL state says what kind of failure it is)."""
 
     def __init__(self, endpoint: str, *, agent: str, secret_headers: set[str]) -> None:
         super().__init__(endpoint, agent=agent)
@@ -85,8 +88,12 @@ class Client(SPARQLWrapper):
         try:
             response = self.opener.open(request, timeout=self.timeout or None)
         except urllib.error.HTTPError as err:
+            body = err.read()
+            said = parse_error(body)
+            if said is not None:
+                raise VirtuosoFailure(err.code, said) from err
             raised = _RAISED.get(err.code)
             if raised is None:
                 raise
-            raise raised(err.read()) from err
+            raise raised(body) from err
         return response, self.returnFormat

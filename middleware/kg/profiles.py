@@ -77,6 +77,7 @@ class Profile:
     entity_prefix: str | None = None
     label_lookup: str = "scan"  # how an endpoint finds folded label matches: scan or search
     dialect: str = "sparql11"  # the server's SPARQL: a folder in sparql/ whose templates win
+    row_cap: int | None = None  # the server's result row cap (Virtuoso: ResultSetMaxRows)
 
     @property
     def skipped_predicates(self) -> tuple[NamedNode, ...]:
@@ -172,6 +173,11 @@ def load_profile(name_or_path: str = "generic") -> Profile:
     dialect = str(data.get("dialect", "sparql11"))
     if dialect not in DIALECTS:
         raise ConfigError(f"{where}: dialect must be one of {', '.join(DIALECTS)}")
+    row_cap = data.get("row_cap")
+    if row_cap is not None and (
+        not isinstance(row_cap, int) or isinstance(row_cap, bool) or row_cap < 1
+    ):
+        raise ConfigError(f"{where}: row_cap must be a positive integer, got {row_cap!r}")
     return Profile(
         name=str(data.get("name", path.stem)),
         description=str(data.get("description", "")).strip(),
@@ -187,4 +193,5 @@ def load_profile(name_or_path: str = "generic") -> Profile:
         entity_prefix=data.get("entity_prefix"),
         label_lookup=label_lookup,
         dialect=dialect,
+        row_cap=row_cap,
     )

@@ -90,6 +90,17 @@ def test_virtuoso_construct_at_the_known_cap_is_truncated(virtuoso_server: Virtu
     ).truncated
 
 
+def test_virtuoso_construct_at_the_profile_cap_is_truncated_at_once(
+    virtuoso_server: VirtuosoServer,
+) -> None:
+    graph = SparqlEndpoint(
+        virtuoso_server.url,
+        profile=dataclasses.replace(load_profile("generic"), row_cap=ROW_CAP),
+        timeout=20,
+    )
+    assert graph.query("CONSTRUCT { ?s ?p ?o } WHERE { ?s ?p ?o }").truncated
+
+
 def test_virtuoso_capped_operation_is_an_error_not_a_short_answer(
     virtuoso_server: VirtuosoServer,
 ) -> None:
@@ -126,9 +137,13 @@ def test_virtuoso_bif_search_matches_words_not_substrings(
 def test_virtuoso_profile_dialect_is_read_and_checked(tmp_path: Path) -> None:
     assert load_profile("generic").dialect == "sparql11"
     good = tmp_path / "good.yaml"
-    good.write_text("name: good\ndialect: virtuoso\n", encoding="utf-8")
-    assert load_profile(str(good)).dialect == "virtuoso"
-    bad = tmp_path / "bad.yaml"
-    bad.write_text("name: bad\ndialect: virtuosso\n", encoding="utf-8")
-    with pytest.raises(ConfigError, match="dialect must be one of sparql11, virtuoso"):
-        load_profile(str(bad))
+    good.write_text("name: good\ndialect: virtuoso\nrow_cap: 10000\n", encoding="utf-8")
+    assert (load_profile(str(good)).dialect, load_profile(str(good)).row_cap) == ("virtuoso", 10000)
+    for name, line, problem in (
+        ("dialect", "dialect: virtuosso", "dialect must be one of sparql11, virtuoso"),
+        ("cap", "row_cap: lots", "row_cap must be a positive integer"),
+    ):
+        bad = tmp_path / f"bad-{name}.yaml"
+        bad.write_text(f"name: bad\n{line}\n", encoding="utf-8")
+        with pytest.raises(ConfigError, match=problem):
+            load_profile(str(bad))

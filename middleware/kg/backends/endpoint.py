@@ -117,7 +117,8 @@ class SparqlEndpoint(GraphOperations):
         self.max_retry_wait = max_retry_wait
         self.user_agent = user_agent
         self._sleep = sleep
-        self.server_row_cap: int | None = None  # the last row cap the server announced
+        # the profile's row cap until the server announces its own
+        self.server_row_cap: int | None = self.profile.row_cap
         super().__init__()
 
     def _execute(

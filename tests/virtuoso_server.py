@@ -2,7 +2,8 @@
 ports with its own temporary database, RDF bulk-loaded through ``isql``.
 
 ``start_virtuoso`` writes a minimal ``virtuoso.ini`` (both ports on 127.0.0.1, the data
-folder in ``DirsAllowed``, a small ``ResultSetMaxRows`` so the row cap can be seen),
+folder in ``DirsAllowed``, a small ``ResultSetMaxRows`` and ``MaxQueryExecutionTime`` so
+the row cap and the time limit can be seen),
 starts ``virtuoso-t`` in the foreground, waits for ``/sparql`` to answer, adds a
 full-text rule for every literal (``bif:contains``), bulk-loads the files with
 ``ld_dir`` + ``rdf_loader_run``, indexes the text and checkpoints. ``stop`` ends it.
@@ -10,9 +11,12 @@ full-text rule for every literal (``bif:contains``), bulk-loads the files with
 
 from __future__ import annotations
 
+import ctypes
 import os
 import shutil
+import signal
 import subprocess
+import sys
 import time
 import urllib.parse
 import urllib.request
@@ -24,6 +28,7 @@ import pytest
 
 GRAPH = "http://kgmw.test/films"
 ROW_CAP = 1000  # ResultSetMaxRows: Virtuoso's own graphs hold about 2,500 triples
+TIME_LIMIT = 3  # MaxQueryExecutionTime (s): past it a query answers what it had so far
 INSTALL = "apt install virtuoso-opensource-7-bin"
 
 INI = """\
@@ -59,7 +64,7 @@ MaxClientConnections = 4
 
 [SPARQL]
 ResultSetMaxRows = {row_cap}
-MaxQueryExecutionTime = 60
+MaxQueryExecutionTime = {time_limit}
 MaxQueryCostEstimationTime = 0
 """
 
@@ -117,6 +122,12 @@ def virtuoso_binaries() -> tuple[str, str]:
     return server, isql
 
 
+def _end_with_parent() -> None:
+    """In the child: SIGTERM when the test process dies, even by a crash (Linux)."""
+    if sys.platform.startswith("linux"):
+        ctypes.CDLL(None).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+
+
 def _answers(url: str, process: subprocess.Popen[bytes], seconds: float) -> bool:
     probe = url + "?" + urllib.parse.urlencode({"query": "ASK {}"})
     deadline = time.monotonic() + seconds
@@ -144,7 +155,12 @@ def start_virtuoso(
         sql_port, http_port = free_port(), free_port()
         (folder / "virtuoso.ini").write_text(
             INI.format(
-                folder=folder, data=data, sql_port=sql_port, http_port=http_port, row_cap=row_cap
+                folder=folder,
+                data=data,
+                sql_port=sql_port,
+                http_port=http_port,
+                row_cap=row_cap,
+                time_limit=TIME_LIMIT,
             ),
             encoding="utf-8",
         )
@@ -153,6 +169,7 @@ def start_virtuoso(
             cwd=folder,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
+            preexec_fn=_end_with_parent,
         )
         running = VirtuosoServer(
             f"http://127.0.0.1:{http_port}/sparql", sql_port, folder, process, isql

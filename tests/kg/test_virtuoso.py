@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from middleware.errors import BadRequest, ConfigError, EndpointError
+from middleware.errors import BadRequest, ConfigError, EndpointError, EndpointTimeout
 from middleware.kg.backends.endpoint import SparqlEndpoint
 from middleware.kg.profiles import load_profile
 from middleware.testing.graphs import EX, GraphConformance, ex
 from middleware.testing.methods import MethodConformance
-from tests.virtuoso_server import HUB, ROW_CAP, VirtuosoServer
+from tests.virtuoso_server import HUB, HUB_LINK, ROW_CAP, VirtuosoServer
 
 
 def endpoint(
@@ -111,6 +111,30 @@ def test_virtuoso_capped_operation_is_an_error_not_a_short_answer(
     with pytest.raises(EndpointError) as caught:
         graph.neighbors(HUB, direction="out", limit=ROW_CAP + 200)
     assert "neighbors_out" in caught.value.message and "ResultSetMaxRows" in str(caught.value.hint)
+
+
+# -- the time limit (MaxQueryExecutionTime) ------------------------------------------------
+SPOKES = f"?a <{HUB_LINK}> ?b . ?c <{HUB_LINK}> ?d . ?e <{HUB_LINK}> ?f"  # 3.4e9 rows
+
+
+def test_virtuoso_time_limit_error_is_a_timeout(virtuoso_server: VirtuosoServer) -> None:
+    sleeps: list[float] = []
+    with pytest.raises(EndpointTimeout) as caught:
+        endpoint(virtuoso_server, sleeps).query(f"SELECT (COUNT(*) AS ?n) WHERE {{ {SPOKES} }}")
+    assert "S1T00" in caught.value.message and "MaxQueryExecutionTime" in str(caught.value.hint)
+    assert sleeps == []
+
+
+def test_virtuoso_incomplete_anytime_answer_is_a_timeout(virtuoso_server: VirtuosoServer) -> None:
+    # Virtuoso's own timeout parameter makes it an "anytime" query: HTTP 200 with an empty
+    # count and X-SQL-State: S1TAT. The parameter rides in the URL of a POST (a query this
+    # long is posted), the way a server-side default would apply.
+    anytime = SparqlEndpoint(virtuoso_server.url + "?timeout=300", profile="generic", timeout=20)
+    padding = ", ".join(f"<urn:kgmw:pad{i}>" for i in range(60))
+    query = f"SELECT (COUNT(*) AS ?n) WHERE {{ {SPOKES} FILTER(?a NOT IN ({padding})) }}"
+    with pytest.raises(EndpointTimeout) as caught:
+        anytime.query(query)
+    assert "S1TAT" in caught.value.message and "incomplete" in caught.value.message
 
 
 # -- label search through bif:contains -------------------------------------------------------

@@ -40,7 +40,10 @@ from middleware.errors import (
 from middleware.kg.backends.endpoint_auth import EndpointAuth
 from middleware.kg.backends.sparql_client import Client
 from middleware.kg.backends.virtuoso import (
+    INCOMPLETE,
     MAX_ROWS_HEADER,
+    MESSAGE_HEADER,
+    STATE_HEADER,
     VirtuosoError,
     VirtuosoFailure,
     ask_answer,
@@ -187,6 +190,8 @@ class SparqlEndpoint(GraphOperations):
             )
             announced = row_cap(response.headers.get(MAX_ROWS_HEADER))
             self.server_row_cap = announced or self.server_row_cap
+            if (response.headers.get(STATE_HEADER) or "").strip() == INCOMPLETE:
+                raise self._incomplete(response.headers.get(MESSAGE_HEADER) or "")
             body = self._read(response, deadline, timeout)
         except VirtuosoFailure as failure:
             raise self._virtuoso_error(failure.error, timeout) from None
@@ -222,6 +227,16 @@ class SparqlEndpoint(GraphOperations):
         if cap is not None and max(len(result.rows), len(result.triples)) >= cap:
             result.truncated = True  # the server stopped at its cap: there may be more
         return result
+
+    def _incomplete(self, message: str) -> EndpointTimeout:
+        said = message.split("Activity:")[0].strip()
+        return EndpointTimeout(
+            f"endpoint {self.url} stopped the query at its time limit and sent incomplete "
+            f"results (Virtuoso {INCOMPLETE}: {said[:200]})",
+            hint="the server's time limit (Virtuoso: MaxQueryExecutionTime) cut it; narrow the "
+            "query or add a LIMIT",
+            endpoint=self.url,
+        )
 
     def _virtuoso_error(self, error: VirtuosoError, timeout: float) -> Exception:
         kind = error.kind

@@ -7,7 +7,9 @@ Its errors come as ``text/plain`` bodies with an SQL state and a code, often und
 
 It caps every result at ``ResultSetMaxRows`` (its ini's ``[SPARQL]`` section) and says so
 only in an ``X-SPARQL-MaxRows`` header on SELECT answers; a CONSTRUCT is cut without a
-word. And it answers ASK with a one-column SELECT (``__ASK_RETVAL``: one row of 1 when
+word. Past its ``MaxQueryExecutionTime`` an "anytime" query answers HTTP 200 with
+whatever it had (an aggregate: nothing), saying so only in ``X-SQL-State: S1TAT``. And
+it answers ASK with a one-column SELECT (``__ASK_RETVAL``: one row of 1 when
 true, no row when false).
 
 >>> error = parse_error(b"Virtuoso 22012 Error SR084: Division by 0.\\n\\nSPARQL query:\\n...")
@@ -24,6 +26,9 @@ from dataclasses import dataclass
 
 ASK_VARIABLE = "__ASK_RETVAL"
 MAX_ROWS_HEADER = "X-SPARQL-MaxRows"
+STATE_HEADER = "X-SQL-State"
+MESSAGE_HEADER = "X-SQL-Message"
+INCOMPLETE = "S1TAT"  # an anytime query stopped at the time limit: the result is partial
 _ERROR = re.compile(rb"^\s*Virtuoso ([0-9A-Z]{5}) Error(?: ([A-Z]{2}[0-9A-Z.]{1,5}):)?\s*(.*)")
 
 

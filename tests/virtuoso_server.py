@@ -51,8 +51,8 @@ Striping = 0
 [Parameters]
 ServerPort = 127.0.0.1:{sql_port}
 DirsAllowed = ., {data}
-NumberOfBuffers = 10000
-MaxDirtyBuffers = 6000
+NumberOfBuffers = {buffers}
+MaxDirtyBuffers = {dirty}
 CheckpointInterval = 0
 ServerThreads = 4
 
@@ -143,7 +143,13 @@ def _answers(url: str, process: subprocess.Popen[bytes], seconds: float) -> bool
 
 
 def start_virtuoso(
-    files: list[Path], folder: Path, free_port: Callable[[], int], *, row_cap: int = ROW_CAP
+    files: list[Path],
+    folder: Path,
+    free_port: Callable[[], int],
+    *,
+    row_cap: int = ROW_CAP,
+    time_limit: int = TIME_LIMIT,
+    buffers: int = 10_000,
 ) -> VirtuosoServer:
     """Virtuoso over a new database in ``folder``, ``files`` loaded into ``GRAPH``."""
     server, isql = virtuoso_binaries()
@@ -160,7 +166,9 @@ def start_virtuoso(
                 sql_port=sql_port,
                 http_port=http_port,
                 row_cap=row_cap,
-                time_limit=TIME_LIMIT,
+                time_limit=time_limit,
+                buffers=buffers,
+                dirty=buffers * 3 // 5,
             ),
             encoding="utf-8",
         )

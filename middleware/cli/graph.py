@@ -137,6 +137,13 @@ def query(
             raise BadRequest(f"cannot read query file {sparql[1:]}: {err.strerror}") from err
     settings, graph = graph_for(ctx, source)
     result = graph.query(sparql, policy=query_policy(settings))
+    if result.truncated:
+        size = len(result.rows) or len(result.triples)
+        click.echo(
+            f"kgmw: warning: {graph.name} cut the result at {size:,} rows (its row cap, "
+            "e.g. Virtuoso's ResultSetMaxRows); there may be more: add a LIMIT and page",
+            err=True,
+        )
     if source.as_json:
         echo_json(result_json(result))
     elif result.kind == "ask":

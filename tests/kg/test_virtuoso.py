@@ -14,6 +14,7 @@ from middleware.kg.backends.endpoint import SparqlEndpoint
 from middleware.kg.profiles import load_profile
 from middleware.testing.graphs import EX, GraphConformance, ex
 from middleware.testing.methods import MethodConformance
+from tests.cli_helpers import run
 from tests.virtuoso_server import HUB, HUB_LINK, ROW_CAP, VirtuosoServer
 
 
@@ -171,3 +172,14 @@ def test_virtuoso_profile_dialect_is_read_and_checked(tmp_path: Path) -> None:
         bad.write_text(f"name: bad\n{line}\n", encoding="utf-8")
         with pytest.raises(ConfigError, match=problem):
             load_profile(str(bad))
+
+
+def test_virtuoso_cli_query_warns_of_the_row_cap(
+    virtuoso_server: VirtuosoServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    url = virtuoso_server.url
+    code, out, err = run(capsys, "query", "SELECT * WHERE { ?s ?p ?o }", "--endpoint", url)
+    assert code == 0 and f"({ROW_CAP} rows)" in out
+    assert f"cut the result at {ROW_CAP:,} rows" in err and "ResultSetMaxRows" in err
+    code, out, err = run(capsys, "query", "SELECT * WHERE { ?s ?p ?o } LIMIT 3", "--endpoint", url)
+    assert code == 0 and "(3 rows)" in out and "warning" not in err

@@ -194,7 +194,7 @@ class SparqlEndpoint(GraphOperations):
                 raise self._incomplete(response.headers.get(MESSAGE_HEADER) or "")
             body = self._read(response, deadline, timeout)
         except VirtuosoFailure as failure:
-            raise self._virtuoso_error(failure.error, timeout) from None
+            raise self._virtuoso_error(failure.error) from None
         except urllib.error.HTTPError as err:
             retry_after = parse_retry_after(err.headers.get("Retry-After") if err.headers else None)
             if err.code in RETRY_STATUSES:
@@ -238,7 +238,7 @@ class SparqlEndpoint(GraphOperations):
             endpoint=self.url,
         )
 
-    def _virtuoso_error(self, error: VirtuosoError, timeout: float) -> Exception:
+    def _virtuoso_error(self, error: VirtuosoError) -> Exception:
         kind = error.kind
         if kind == "transient":
             return self._retry(str(error))

@@ -15,6 +15,7 @@ from middleware.kg.open import open_graph
 from middleware.llm.base import user
 from middleware.llm.factory import backend_name, open_llm, response_cache_path
 from middleware.support.cache_dir import cache_root
+from middleware.support.urls import without_credentials
 from middleware.text.embeddings.factory import embedding_cache_path, open_encoder
 
 PACKAGES = (
@@ -78,7 +79,11 @@ def versions() -> dict[str, str]:
 
 
 def check_source(settings: Settings) -> Check:
-    where = settings.endpoint or settings.store or "bundled sample graph"
+    where = (
+        without_credentials(settings.endpoint)
+        if settings.endpoint
+        else settings.store or "bundled sample graph"
+    )
     check = Check("source", str(where))
 
     def ask() -> str:

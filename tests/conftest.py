@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from middleware.testing.graphs import films_path
+from tests.virtuoso_server import VirtuosoServer, start_virtuoso, write_hub
 
 DATA = Path(__file__).parent / "data"
 FILMS = films_path()
@@ -149,3 +150,16 @@ def sample_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     finally:
         process.terminate()
         process.wait(timeout=10)
+
+
+@pytest.fixture(scope="session")
+def virtuoso_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[VirtuosoServer]:
+    """A real Virtuoso server holding the films graph and a hub with more neighbours than
+    its row cap (tests/virtuoso_server.py); skipped when Virtuoso is not installed, a
+    failure under CI."""
+    folder = tmp_path_factory.mktemp("virtuoso")
+    server = start_virtuoso([FILMS, write_hub(folder / "hub.nt")], folder, free_port)
+    try:
+        yield server
+    finally:
+        server.stop()

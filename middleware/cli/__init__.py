@@ -3,7 +3,8 @@
 Every command takes its source from ``--store DIR``, ``--endpoint URL`` or, with
 neither, the bundled sample graph; ``--json`` prints machine-readable output.
 Errors print one line (``kgmw: error: ...``) and exit non-zero. One module per
-command group: ``graph`` (load, query, neighbors, paths, link, describe), ``ask``,
+command group: ``graph`` (load, query, neighbors, paths, link, describe),
+``sources`` (inspect, export), ``ask``,
 ``eval`` (eval, report), ``learn``, ``ksl_dataset``, ``ksl_tune``, ``llm`` (llm, doctor), ``serve``,
 ``settings``; ``support`` holds the options and output helpers they share.
 """
@@ -15,7 +16,17 @@ from collections.abc import Sequence
 
 import click
 
-from middleware.cli import ask, graph, ksl_dataset, ksl_tune, learn, llm, serve, settings
+from middleware.cli import (
+    ask,
+    graph,
+    ksl_dataset,
+    ksl_tune,
+    learn,
+    llm,
+    serve,
+    settings,
+    sources,
+)
 from middleware.cli import eval as evaluation
 from middleware.errors import MiddlewareError
 
@@ -40,6 +51,8 @@ for _command in (
     graph.paths,
     graph.link,
     graph.describe,
+    sources.inspect,
+    sources.export,
     settings.show_settings,
     ask.ask,
     evaluation.eval_command,

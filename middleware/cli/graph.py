@@ -17,6 +17,7 @@ from middleware.cli.support import (
     SourceArgs,
     echo_json,
     graph_for,
+    named_source_option,
     print_table,
     resolve_entity,
     settings_for,
@@ -24,6 +25,7 @@ from middleware.cli.support import (
 )
 from middleware.errors import BadRequest, NotFound
 from middleware.kg.backends.local import LocalStore
+from middleware.kg.backends.store_folder import check_profile
 from middleware.kg.load_guard import LoadCaps
 from middleware.kg.open import query_policy
 from middleware.kg.recipes import RECIPES, recipe
@@ -66,6 +68,11 @@ from middleware.text.verbalize import Verbalizer
     type=click.Path(file_okay=False),
     help="Folder holding the recipe's dataset (default: setting eval_data_dir).",
 )
+@click.option(
+    "--replace",
+    is_flag=True,
+    help="The files become the whole graph (swapped in when complete) instead of adding to it.",
+)
 @click.option("--progress/--no-progress", default=None, help="Show a progress bar (default: on).")
 @click.pass_context
 def load(
@@ -76,6 +83,7 @@ def load(
     profile: str | None,
     recipe_name: str | None,
     data_dir: str | None,
+    replace: bool,
     progress: bool | None,
 ) -> None:
     """Load RDF or delimited triple files (or a --recipe) into a store, all or nothing."""
@@ -92,6 +100,8 @@ def load(
     elif not files:
         raise BadRequest("nothing to load", hint="give FILES or --recipe NAME --data-dir DIR")
     settings = settings_for(ctx, store=store, profile=profile, progress=progress)
+    if not replace:
+        check_profile(Path(store), settings.profile)
     target = LocalStore(
         store,
         profile=settings.profile,
@@ -99,7 +109,7 @@ def load(
         wait=settings.store_lock_wait,
         caps=LoadCaps.from_settings(settings),
     )
-    report = target.load(paths, format=fmt)
+    report = target.load(paths, format=fmt, replace=replace)
     click.echo(
         f"loaded {report.quads_read:,} triples from {len(report.files)} file(s) in "
         f"{report.seconds:.1f} s ({report.rate:,.0f} triples/s); "
@@ -110,6 +120,7 @@ def load(
 @click.command()
 @click.argument("sparql")
 @source_options
+@named_source_option
 @click.pass_context
 def query(
     ctx: click.Context,
@@ -126,6 +137,13 @@ def query(
             raise BadRequest(f"cannot read query file {sparql[1:]}: {err.strerror}") from err
     settings, graph = graph_for(ctx, source)
     result = graph.query(sparql, policy=query_policy(settings))
+    if result.truncated:
+        size = len(result.rows) or len(result.triples)
+        click.echo(
+            f"kgmw: warning: {graph.name} cut the result at {size:,} rows (its row cap, "
+            "e.g. Virtuoso's ResultSetMaxRows); there may be more: add a LIMIT and page",
+            err=True,
+        )
     if source.as_json:
         echo_json(result_json(result))
     elif result.kind == "ask":
@@ -152,6 +170,7 @@ def query(
 )
 @click.option("--limit", type=int, help="Most triples to show (default: setting neighbors_limit).")
 @source_options
+@named_source_option
 @click.pass_context
 def neighbors(
     ctx: click.Context,
@@ -198,6 +217,7 @@ def neighbors(
 )
 @click.option("--limit", type=int, help="Most paths to show (default: setting paths_limit).")
 @source_options
+@named_source_option
 @click.pass_context
 def paths(
     ctx: click.Context,
@@ -232,6 +252,7 @@ def paths(
 @click.argument("text")
 @click.option("--limit", type=int, help="Most candidates (default: setting link_limit).")
 @source_options
+@named_source_option
 @click.pass_context
 def link(
     ctx: click.Context,
@@ -258,6 +279,7 @@ def link(
 @click.command()
 @click.argument("entity")
 @source_options
+@named_source_option
 @click.pass_context
 def describe(
     ctx: click.Context,

@@ -7,7 +7,15 @@ from typing import Any
 
 import click
 
-from middleware.cli.support import LLMArgs, echo_json, llm_options, print_table, settings_for
+from middleware.cli.support import (
+    LLMArgs,
+    SourceArgs,
+    echo_json,
+    llm_options,
+    print_table,
+    settings_for,
+    source_settings,
+)
 from middleware.doctor import caches, run_checks, versions
 from middleware.errors import MiddlewareError
 from middleware.llm.base import Message, system, user
@@ -82,6 +90,7 @@ def llm_command(
     "--store", type=click.Path(file_okay=False), help="Check this store, not the sample graph."
 )
 @click.option("--endpoint", help="Check this SPARQL endpoint.")
+@click.option("--source", "source_name", metavar="NAME", help="Check a source named in kgmw.toml.")
 @llm_options
 @click.pass_context
 def doctor(
@@ -90,10 +99,12 @@ def doctor(
     no_llm: bool,
     store: str | None,
     endpoint: str | None,
+    source_name: str | None,
     llm: LLMArgs,
 ) -> None:
     """Which LLM, encoder and source are configured, whether each answers, versions, caches."""
-    settings = settings_for(ctx, store=store, endpoint=endpoint, **llm.overrides())
+    source = SourceArgs(store, endpoint, None, None, as_json, name=source_name)
+    settings = source_settings(ctx, source, **llm.overrides())
     checks = run_checks(settings, answer=not no_llm)
     found_versions, cache_paths = versions(), caches(settings)
     report = {

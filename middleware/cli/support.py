@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 from collections.abc import Callable, Sequence
@@ -13,6 +14,8 @@ from pyoxigraph import NamedNode
 
 from middleware.config import Settings
 from middleware.errors import BadRequest, NotFound
+from middleware.kg.backends.local import LocalStore
+from middleware.kg.backends.store_folder import remembered_name
 from middleware.kg.open import open_graph
 from middleware.kg.operations import GraphOperations
 from middleware.kg.terms import looks_like_iri, to_iri
@@ -31,6 +34,7 @@ class SourceArgs:
     profile: str | None
     timeout: float | None
     as_json: bool
+    name: str | None = None  # --source NAME, on the commands that read one graph
 
 
 def source_options(func: F) -> F:
@@ -65,19 +69,57 @@ def source_options(func: F) -> F:
     return cast(F, decorated)
 
 
+def named_source_option(func: F) -> F:
+    """Add ``--source NAME`` (a ``[sources.NAME]`` table) to a command that reads one
+    graph, handed over inside ``source``; put it below ``@source_options``."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, source_name: str | None, source: SourceArgs, **kwargs: Any) -> Any:
+        return func(*args, source=dataclasses.replace(source, name=source_name), **kwargs)
+
+    option = click.option(
+        "--source",
+        "source_name",
+        metavar="NAME",
+        help="A source named in the config file ([sources.NAME]); not with --store/--endpoint.",
+    )
+    return cast(F, option(wrapper))
+
+
 def settings_for(ctx: click.Context, **overrides: Any) -> Settings:
     return Settings.load(config_path=ctx.obj.get("config") or True, overrides=overrides)
 
 
-def graph_for(ctx: click.Context, source: SourceArgs) -> tuple[Settings, GraphOperations]:
-    settings = settings_for(
-        ctx,
-        store=source.store,
-        endpoint=source.endpoint,
-        profile=source.profile,
-        timeout=source.timeout,
+def source_settings(ctx: click.Context, source: SourceArgs, **overrides: Any) -> Settings:
+    """Settings for one graph: a named source's table, then the explicit flags."""
+    if source.name and (source.store or source.endpoint):
+        raise BadRequest("give --source NAME or --store/--endpoint, not both")
+    settings = settings_for(ctx, **overrides)
+    if source.name:
+        settings = settings.for_source(source.name)
+    return settings.replace(
+        store=source.store, endpoint=source.endpoint, profile=source.profile, timeout=source.timeout
     )
-    return settings, open_graph(settings)
+
+
+def graph_for(ctx: click.Context, source: SourceArgs) -> tuple[Settings, GraphOperations]:
+    settings = source_settings(ctx, source)
+    graph = open_graph(settings)
+    warn_profile(graph)
+    return settings, graph
+
+
+def warn_profile(graph: GraphOperations) -> None:
+    """A store remembers the profile it was loaded with; say so when another is used."""
+    stored = graph.stored_profile if isinstance(graph, LocalStore) else None
+    remembered = remembered_name(stored) if stored else None
+    if remembered and remembered != graph.profile.name:
+        click.echo(
+            f"kgmw: warning: {graph.name!r} was loaded with profile {remembered!r}; using "
+            f"{graph.profile.name!r} as asked (leave out --profile and the profile setting "
+            "to use the store's)",
+            err=True,
+        )
 
 
 def resolve_entity(graph: GraphOperations, text: str, settings: Settings) -> NamedNode:
@@ -169,11 +211,4 @@ def method_settings(
     ctx: click.Context, source: SourceArgs, name: str | None, llm: LLMArgs
 ) -> Settings:
     """Settings for a method run: the LLM flags, then a named source or --store/--endpoint."""
-    if name and (source.store or source.endpoint):
-        raise BadRequest("give --source NAME or --store/--endpoint, not both")
-    settings = settings_for(ctx, **llm.overrides())
-    if name:
-        settings = settings.for_source(name)
-    return settings.replace(
-        store=source.store, endpoint=source.endpoint, profile=source.profile, timeout=source.timeout
-    )
+    return source_settings(ctx, dataclasses.replace(source, name=name), **llm.overrides())

@@ -71,6 +71,29 @@ class SourceSettings:
         "Longest wait in seconds a Retry-After header may ask for; longer asks fail at once.",
         minimum=0,
     )
+    endpoint_user: str | None = setting(
+        None,
+        "User name for HTTP Basic authentication to the endpoint (with endpoint_password); "
+        "'env:NAME' reads it from environment variable NAME.",
+    )
+    endpoint_password: str | None = setting(
+        None,
+        "Password for HTTP Basic authentication; 'env:NAME' reads it from environment "
+        "variable NAME when the source opens. Never shown or logged.",
+        secret=True,
+    )
+    endpoint_token: str | None = setting(
+        None,
+        "Token sent as `Authorization: Bearer TOKEN`; 'env:NAME' reads it from environment "
+        "variable NAME. Never shown or logged.",
+        secret=True,
+    )
+    endpoint_headers: str | None = setting(
+        None,
+        "Extra HTTP headers for the endpoint, one `Name: value` per line; a value "
+        "'env:NAME' is read from environment variable NAME. Never shown or logged.",
+        secret=True,
+    )
     user_agent: str = setting(
         "kg-middleware/0.1 (+https://kgmw.dev)", "User-Agent sent to SPARQL endpoints."
     )

@@ -63,6 +63,31 @@ store = "/data/metaqa-store"
 profile = "metaqa"
 ```
 
+An endpoint behind authentication takes its credentials per source: HTTP Basic
+(`endpoint_user`, `endpoint_password`), a Bearer token (`endpoint_token`) or any headers
+(`endpoint_headers`, one `Name: value` per line). Write a secret as `env:NAME` to have it
+read from environment variable NAME when the source opens, so the file never holds it;
+`KGMW_ENDPOINT_PASSWORD` and the other `KGMW_*` variables set them for the default source
+(and for `--endpoint URL`). A named source uses only the credentials in its own table:
+the general ones never follow `--source NAME` to another endpoint.
+A user name and password inside the endpoint URL (`https://user:pass@host/sparql`) are
+sent as Basic auth and cut from the URL. Credentials only ever become request headers:
+errors, `kgmw settings`, `kgmw doctor`, `/v1/sources`, source names and answer steps show
+the URL without them, and a refused request says which settings to set, never a value.
+A redirect to another scheme, host or port is followed without them.
+
+```toml
+[sources.company]
+endpoint = "https://graphdb.example.com/repositories/kg"
+endpoint_user = "reader"
+endpoint_password = "env:COMPANY_KG_PASSWORD"
+
+[sources.vendor]
+endpoint = "https://kg.vendor.example/sparql"
+endpoint_token = "env:VENDOR_TOKEN"               # Authorization: Bearer ...
+endpoint_headers = "X-Tenant: films"
+```
+
 In Python, general settings are attributes (`settings.timeout`) and a method's table
 is typed: `settings.table(RoKSettings).top_k`.
 """

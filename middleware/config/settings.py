@@ -38,6 +38,7 @@ from middleware.config.key_grants import KeyGrant, parse_grants
 from middleware.config.methods import METHOD_TABLES, MethodTable
 from middleware.config.tuning import TuneSettings
 from middleware.errors import ConfigError
+from middleware.support.urls import without_credentials
 
 T = TypeVar("T", bound=MethodTable)
 
@@ -48,6 +49,8 @@ SETTINGS: tuple[Setting, ...] = tuple(
 REGISTRY: dict[str, Setting] = {s.name: s for s in SETTINGS}
 _GENERAL = {s.name for title, area in AREAS for s in declared(area, area=title)}
 SOURCE_KEYS = ("store", "endpoint", "profile")
+# A named source's credentials are its own: the general ones never follow it to its endpoint.
+CREDENTIAL_KEYS = ("endpoint_user", "endpoint_password", "endpoint_token", "endpoint_headers")
 
 
 def lookup(key: str, origin: str) -> Setting:
@@ -197,11 +200,20 @@ class Settings(
         >>> s = Settings.build({"store": "/x"}, sources={"wiki": {"endpoint": "http://q"}})
         >>> s.for_source("wiki").endpoint, s.for_source("wiki").store
         ('http://q', None)
+
+        A source's credentials are only those of its table:
+
+        >>> Settings.build({"endpoint_token": "t"}, sources={"wiki": {}}).for_source("wiki").endpoint_token
         """
         if name == "sample" and name not in self.named_sources:
-            table: dict[str, Any] = dict.fromkeys(SOURCE_KEYS)
+            table: dict[str, Any] = dict.fromkeys(SOURCE_KEYS + CREDENTIAL_KEYS)
         elif name in self.named_sources:
-            table = {"store": None, "endpoint": None, **self.named_sources[name]}
+            table = {
+                "store": None,
+                "endpoint": None,
+                **dict.fromkeys(CREDENTIAL_KEYS),
+                **self.named_sources[name],
+            }
         else:
             known = ", ".join(["sample", *self.source_names])
             raise ConfigError(
@@ -231,4 +243,7 @@ class Settings(
             for name, setting in REGISTRY.items():
                 if setting.secret and values.get(name):
                     values[name] = "***"
+            for name in ("endpoint", "llm_base_url"):  # a password inside a URL
+                if values.get(name):
+                    values[name] = without_credentials(values[name])
         return {s.name: values[s.name] for s in SETTINGS}

@@ -11,7 +11,7 @@ from __future__ import annotations
 import gzip
 import io
 import xml.parsers.expat
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, cast
@@ -256,3 +256,27 @@ def _named(
             ) from err
         cache[name] = node
     return node
+
+
+class QuadCounter:
+    """Counts the quads that pass through ``count``."""
+
+    def __init__(self) -> None:
+        self.total = 0
+
+    def count(self, quads: Iterable[Quad]) -> Iterator[Quad]:
+        for quad in quads:
+            self.total += 1
+            yield quad
+
+
+@dataclass(frozen=True)
+class LoadReport:
+    files: tuple[str, ...]
+    quads_read: int
+    quads_added: int
+    seconds: float
+
+    @property
+    def rate(self) -> float:
+        return self.quads_read / self.seconds if self.seconds > 0 else float("inf")

@@ -33,7 +33,7 @@ class LabelLookups:
     capabilities: Capabilities
 
     def __init__(self) -> None:
-        self.templates = TemplateSet(overrides=self.profile.templates)
+        self.templates = TemplateSet(overrides=self.profile.templates, dialect=self.profile.dialect)
 
     def _select(self, template: str, **bindings: object) -> list[dict[str, Term]]:
         raise NotImplementedError  # the transport, from GraphOperations

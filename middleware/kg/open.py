@@ -5,6 +5,7 @@ from __future__ import annotations
 from middleware.config import Settings
 from middleware.errors import BadRequest
 from middleware.kg.backends.endpoint import SparqlEndpoint
+from middleware.kg.backends.endpoint_auth import EndpointAuth
 from middleware.kg.backends.local import LocalStore
 from middleware.kg.load_guard import LoadCaps
 from middleware.kg.operations import GraphOperations
@@ -26,6 +27,12 @@ def open_graph(settings: Settings, *, read_only: bool = True) -> GraphOperations
             backoff=settings.backoff,
             max_retry_wait=settings.max_retry_wait,
             user_agent=settings.user_agent,
+            auth=EndpointAuth.resolve(
+                user=settings.endpoint_user,
+                password=settings.endpoint_password,
+                token=settings.endpoint_token,
+                headers=settings.endpoint_headers,
+            ),
         )
     elif settings.store:
         graph = LocalStore(

@@ -16,7 +16,7 @@ from collections.abc import Iterable, Sequence
 
 from pyoxigraph import Literal, NamedNode
 
-from middleware.errors import BadRequest, NotFound, QueryRejected
+from middleware.errors import BadRequest, EndpointError, NotFound, QueryRejected
 from middleware.kg.base import (
     MAX_LIMIT,
     Capabilities,
@@ -103,7 +103,7 @@ class GraphOperations(LabelLookups, RelationWalks, ABC):
         try:
             return self._run(guarded.text, timeout, max_rows, dataset or None)
         except QueryRejected as err:
-            raise BadRequest(f"not a valid SPARQL query: {err.message}") from err
+            raise BadRequest(f"not a valid SPARQL query: {err.message}", hint=err.hint) from err
 
     def _run(
         self,
@@ -119,7 +119,19 @@ class GraphOperations(LabelLookups, RelationWalks, ABC):
         return self._execute(sparql, timeout, max_rows, dataset)
 
     def _select(self, template: str, **bindings: object) -> list[dict[str, Term]]:
-        return self._run(self.templates.render(template, **bindings)).rows
+        result = self._run(self.templates.render(template, **bindings))
+        if result.truncated:
+            raise EndpointError(
+                f"graph {self.name!r} cut the {template} query's results at "
+                f"{len(result.rows)} rows",
+                hint="the server caps result rows (Virtuoso: ResultSetMaxRows in its ini); "
+                "raise the cap or lower the limit",
+            )
+        return result.rows
+
+    def run_template(self, template: str, **bindings: object) -> list[dict[str, Term]]:
+        """The rows of ``sparql/TEMPLATE.rq`` bound with ``bindings`` (profile overrides apply)."""
+        return self._select(template, **bindings)
 
     def _common_bindings(self) -> dict[str, object]:
         return {
@@ -253,7 +265,7 @@ class GraphOperations(LabelLookups, RelationWalks, ABC):
             limit=limit * 5,
             names=list(self.profile.label_predicates + self.profile.alias_predicates),
             language=Literal(self.profile.language or ""),
-            phrase=Literal('"' + re.sub(r"[\"'*]", " ", needle) + '"'),
+            phrase=Literal('"' + " ".join(re.findall(r"\w+", needle)) + '"'),
         )
         entities: dict[NamedNode, Entity] = {}
         for row in rows:

@@ -1,8 +1,9 @@
 """Source profiles: everything the middleware knows about a source's schema.
 
 A profile is a YAML file in ``mappings/`` (or any path). It names the label, alias
-and description predicates, the language, the predicates to ignore, template
-overrides (e.g. a search template), the relation ontology and, for delimited
+and description predicates, the type predicates (typing, never a relation hop), the language, the predicates to ignore, template
+overrides (e.g. a search template), the server's SPARQL dialect (``virtuoso``: the
+templates in ``sparql/virtuoso/`` first), the relation ontology and, for delimited
 triple files, how names become IRIs.
 
 >>> p = load_profile("metaqa")
@@ -27,6 +28,9 @@ from middleware.support.resources import resource_dir
 RDFS_LABEL = "http://www.w3.org/2000/01/rdf-schema#label"
 # scan: a regular expression over all labels; search: exact lookup, then the search template
 LABEL_LOOKUPS = ("scan", "search")
+# sparql11: the templates as they are; virtuoso: sparql/virtuoso/ ones first (label search
+# through bif:contains, which needs Virtuoso's full-text index on the label literals)
+DIALECTS = ("sparql11", "virtuoso")
 
 
 @dataclass(frozen=True)
@@ -66,11 +70,14 @@ class Profile:
     alias_predicates: tuple[NamedNode, ...] = ()
     description_predicates: tuple[NamedNode, ...] = ()
     ignore_predicates: tuple[NamedNode, ...] = ()
+    type_predicates: tuple[NamedNode, ...] = ()  # typing (rdf:type), not a relation hop
     templates: dict[str, str] = field(default_factory=dict)
     relations: Path | None = None
     delimited: DelimitedMapping | None = None
     entity_prefix: str | None = None
     label_lookup: str = "scan"  # how an endpoint finds folded label matches: scan or search
+    dialect: str = "sparql11"  # the server's SPARQL: a folder in sparql/ whose templates win
+    row_cap: int | None = None  # the server's result row cap (Virtuoso: ResultSetMaxRows)
 
     @property
     def skipped_predicates(self) -> tuple[NamedNode, ...]:
@@ -81,6 +88,7 @@ class Profile:
                 + self.alias_predicates
                 + self.description_predicates
                 + self.ignore_predicates
+                + self.type_predicates
             )
         )
 
@@ -135,6 +143,7 @@ def load_profile(name_or_path: str = "generic") -> Profile:
     where = str(path)
     prefixes = {str(k): str(v) for k, v in (data.get("prefixes") or {}).items()}
     prefixes.setdefault("rdfs", "http://www.w3.org/2000/01/rdf-schema#")
+    prefixes.setdefault("rdf", "http://www.w3.org/1999/02/22-rdf-syntax-ns#")
     relations = data.get("relations")
     relations_path = None
     if relations:
@@ -161,6 +170,14 @@ def load_profile(name_or_path: str = "generic") -> Profile:
     label_lookup = str(data.get("label_lookup", "scan"))
     if label_lookup not in LABEL_LOOKUPS:
         raise ConfigError(f"{where}: label_lookup must be one of {', '.join(LABEL_LOOKUPS)}")
+    dialect = str(data.get("dialect", "sparql11"))
+    if dialect not in DIALECTS:
+        raise ConfigError(f"{where}: dialect must be one of {', '.join(DIALECTS)}")
+    row_cap = data.get("row_cap")
+    if row_cap is not None and (
+        not isinstance(row_cap, int) or isinstance(row_cap, bool) or row_cap < 1
+    ):
+        raise ConfigError(f"{where}: row_cap must be a positive integer, got {row_cap!r}")
     return Profile(
         name=str(data.get("name", path.stem)),
         description=str(data.get("description", "")).strip(),
@@ -169,9 +186,12 @@ def load_profile(name_or_path: str = "generic") -> Profile:
         alias_predicates=_iris(data, "alias_predicates", prefixes, where),
         description_predicates=_iris(data, "description_predicates", prefixes, where),
         ignore_predicates=_iris(data, "ignore_predicates", prefixes, where),
+        type_predicates=_iris(data, "type_predicates", prefixes, where),
         templates={str(k): str(v) for k, v in (data.get("templates") or {}).items()},
         relations=relations_path,
         delimited=delimited,
         entity_prefix=data.get("entity_prefix"),
         label_lookup=label_lookup,
+        dialect=dialect,
+        row_cap=row_cap,
     )

@@ -70,18 +70,26 @@ def render_template(text: str, bindings: Mapping[str, object]) -> str:
 
 
 class TemplateSet:
-    """Named templates from the sparql/ folder; a profile may point a name elsewhere."""
+    """Named templates from the sparql/ folder; a profile may point a name elsewhere, and
+    a dialect (a subfolder, e.g. ``virtuoso``) replaces the templates it holds."""
 
     def __init__(
-        self, overrides: Mapping[str, str] | None = None, root: Path | None = None
+        self,
+        overrides: Mapping[str, str] | None = None,
+        root: Path | None = None,
+        dialect: str | None = None,
     ) -> None:
         self.root = root or resource_dir("sparql")
         self.overrides = dict(overrides or {})
+        self.dialect = dialect if dialect and dialect != "sparql11" else None
         self._cache: dict[str, str] = {}
 
     def path(self, name: str) -> Path:
-        relative = self.overrides.get(name, f"{name}.rq")
-        return self.root / relative
+        if name in self.overrides:
+            return self.root / self.overrides[name]
+        if self.dialect and (self.root / self.dialect / f"{name}.rq").is_file():
+            return self.root / self.dialect / f"{name}.rq"
+        return self.root / f"{name}.rq"
 
     def text(self, name: str) -> str:
         if name not in self._cache:

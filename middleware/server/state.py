@@ -9,7 +9,6 @@ from __future__ import annotations
 import threading
 from collections.abc import Mapping
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 from middleware.config import Settings
 from middleware.errors import BadRequest, NotFound
@@ -24,6 +23,7 @@ from middleware.methods.registry import METHODS, build_method
 from middleware.server.address_gate import AddressGate
 from middleware.server.guard import PenaltyBox
 from middleware.server.query_pool import QueryPool
+from middleware.support.urls import without_credentials
 
 DEFAULT_SOURCE = "default"
 
@@ -118,7 +118,7 @@ class ServiceState:
             }
         settings = self.source_settings(name)
         if settings.endpoint:
-            kind, where = "endpoint", _without_credentials(settings.endpoint)
+            kind, where = "endpoint", without_credentials(settings.endpoint)
         elif settings.store:
             kind, where = "store", None
         else:
@@ -170,13 +170,3 @@ class ServiceState:
         for graph in self._graphs.values():
             if graph not in self._given.values():
                 graph.close()
-
-
-def _without_credentials(url: str) -> str:
-    """``url`` without a user name or password in it."""
-    parts = urlsplit(url)
-    if parts.username is None and parts.password is None:
-        return url
-    host = parts.hostname or ""
-    netloc = f"{host}:{parts.port}" if parts.port else host
-    return urlunsplit((parts.scheme, netloc, parts.path, parts.query, ""))

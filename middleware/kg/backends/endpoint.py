@@ -5,6 +5,9 @@ are retried a bounded number of times with exponential backoff, waiting what a
 ``Retry-After`` header asks (up to ``max_retry_wait``); other 4xx answers and
 timeouts are not retried. Responses are parsed strictly: an HTML page, truncated
 JSON or an oversized body ends in an :class:`EndpointError` naming the endpoint.
+Virtuoso's habits (``backends/virtuoso.py``) are read from its answers: its SQL-state
+errors become clear errors (retried only when transient), a result at its row cap is
+marked ``truncated``, and its SELECT-shaped ASK answers become booleans.
 """
 
 from __future__ import annotations
@@ -34,12 +37,25 @@ from middleware.errors import (
     QueryRejected,
     ReadOnlyViolation,
 )
+from middleware.kg.backends.endpoint_auth import EndpointAuth
+from middleware.kg.backends.sparql_client import Client
+from middleware.kg.backends.virtuoso import (
+    INCOMPLETE,
+    MAX_ROWS_HEADER,
+    MESSAGE_HEADER,
+    STATE_HEADER,
+    VirtuosoError,
+    VirtuosoFailure,
+    ask_answer,
+    row_cap,
+)
 from middleware.kg.base import QueryResult, cap_result
 from middleware.kg.operations import GraphOperations
 from middleware.kg.profiles import Profile, load_profile
 from middleware.kg.sparql_guard import QueryDataset
 from middleware.kg.terms import Term
 from middleware.support.retry import Retryable, parse_retry_after, retry_call
+from middleware.support.urls import split_credentials
 
 RETRY_STATUSES = {429, 500, 502, 503, 504}
 MAX_GET_URL = 2000
@@ -85,20 +101,27 @@ class SparqlEndpoint(GraphOperations):
         max_retry_wait: float = 30.0,
         user_agent: str = "kg-middleware/0.1",
         sleep: Callable[[float], None] = time.sleep,
+        auth: EndpointAuth | None = None,
     ) -> None:
-        if not url.startswith(("http://", "https://")):
-            raise BadRequest(f"endpoint URL must start with http:// or https://, got {url!r}")
-        self.url = url
+        bare, user, password = split_credentials(url)
+        if not bare.startswith(("http://", "https://")):
+            raise BadRequest(f"endpoint URL must start with http:// or https://, got {bare!r}")
+        self.url = bare  # credentials in the URL become Basic auth, never shown
+        self.auth = auth or EndpointAuth()
+        if user is not None and not self.auth.sends_credentials:
+            self.auth = EndpointAuth(user=user, password=password)
         self.profile = (
             profile if isinstance(profile, Profile) else load_profile(profile or "generic")
         )
-        self.name = name or url.split("://", 1)[1].split("/", 1)[0]
+        self.name = name or bare.split("://", 1)[1].split("/", 1)[0]
         self.default_timeout = timeout
         self.retries = max(0, retries)
         self.backoff = backoff
         self.max_retry_wait = max_retry_wait
         self.user_agent = user_agent
         self._sleep = sleep
+        # the profile's row cap until the server announces its own
+        self.server_row_cap: int | None = self.profile.row_cap
         super().__init__()
 
     def _execute(
@@ -122,7 +145,7 @@ class SparqlEndpoint(GraphOperations):
         return Retryable(
             lambda attempts: EndpointError(
                 f"endpoint {self.url} failed after {attempts} attempts: {reason}",
-                hint="the endpoint may be overloaded; try later or raise --retries",
+                hint="the endpoint may be overloaded; try later or raise the retries setting",
                 endpoint=self.url,
             ),
             reason=reason,
@@ -137,7 +160,10 @@ class SparqlEndpoint(GraphOperations):
         )
 
     def _client(self, sparql: str, timeout: float) -> SPARQLWrapper:
-        client = SPARQLWrapper(self.url, agent=self.user_agent)
+        credentials = self.auth.http_headers()
+        client = Client(self.url, agent=self.user_agent, secret_headers=set(credentials))
+        for header, value in credentials.items():
+            client.addCustomHttpHeader(header, value)
         client.setQuery(sparql)
         if client.isSparqlUpdateRequest():
             raise ReadOnlyViolation("refusing to send a SPARQL update to an endpoint")
@@ -162,7 +188,13 @@ class SparqlEndpoint(GraphOperations):
             content_type = (
                 (response.headers.get("Content-Type") or "").split(";")[0].strip().lower()
             )
+            announced = row_cap(response.headers.get(MAX_ROWS_HEADER))
+            self.server_row_cap = announced or self.server_row_cap
+            if (response.headers.get(STATE_HEADER) or "").strip() == INCOMPLETE:
+                raise self._incomplete(response.headers.get(MESSAGE_HEADER) or "")
             body = self._read(response, deadline, timeout)
+        except VirtuosoFailure as failure:
+            raise self._virtuoso_error(failure.error) from None
         except urllib.error.HTTPError as err:
             retry_after = parse_retry_after(err.headers.get("Retry-After") if err.headers else None)
             if err.code in RETRY_STATUSES:
@@ -176,7 +208,9 @@ class SparqlEndpoint(GraphOperations):
             raise QueryRejected(
                 f"endpoint {self.url} rejected the query: {_short(err)}", endpoint=self.url
             ) from err
-        except (EndPointNotFound, Unauthorized) as err:
+        except Unauthorized as err:
+            raise self._unauthorized() from err
+        except EndPointNotFound as err:
             raise EndpointError(f"endpoint {self.url}: {_short(err)}", endpoint=self.url) from err
         except SPARQLWrapperException as err:
             raise EndpointError(f"endpoint {self.url}: {_short(err)}", endpoint=self.url) from err
@@ -188,7 +222,54 @@ class SparqlEndpoint(GraphOperations):
             raise self._retry(f"cannot connect: {err.reason}") from None
         except (ConnectionError, http.client.HTTPException) as err:
             raise self._retry(f"connection dropped: {err!r}") from None
-        return self._parse(body, content_type, client.queryType or "SELECT")
+        result = self._parse(body, content_type, client.queryType or "SELECT")
+        cap = announced if result.kind == "select" else self.server_row_cap
+        if cap is not None and max(len(result.rows), len(result.triples)) >= cap:
+            result.truncated = True  # the server stopped at its cap: there may be more
+        return result
+
+    def _incomplete(self, message: str) -> EndpointTimeout:
+        said = message.split("Activity:")[0].strip()
+        return EndpointTimeout(
+            f"endpoint {self.url} stopped the query at its time limit and sent incomplete "
+            f"results (Virtuoso {INCOMPLETE}: {said[:200]})",
+            hint="the server's time limit (Virtuoso: MaxQueryExecutionTime) cut it; narrow the "
+            "query or add a LIMIT",
+            endpoint=self.url,
+        )
+
+    def _virtuoso_error(self, error: VirtuosoError) -> Exception:
+        kind = error.kind
+        if kind == "transient":
+            return self._retry(str(error))
+        if kind == "timeout":
+            return EndpointTimeout(
+                f"endpoint {self.url} gave up on the query: {error}",
+                hint="the server's own time limit (Virtuoso: MaxQueryExecutionTime) ended it; "
+                "narrow the query or add a LIMIT",
+                endpoint=self.url,
+            )
+        if kind == "rejected":
+            return QueryRejected(
+                f"endpoint {self.url} rejected the query: {error}",
+                hint="Virtuoso cannot run this query as written (its SPARQL dialect, or an "
+                "error in evaluating it); rewrite it",
+                endpoint=self.url,
+            )
+        return EndpointError(
+            f"endpoint {self.url} failed: {error}",
+            hint="an error inside the server; its log says more",
+            endpoint=self.url,
+        )
+
+    def _unauthorized(self) -> EndpointError:
+        sent = "the credentials sent were refused" if self.auth.sends_credentials else "none sent"
+        return EndpointError(
+            f"endpoint {self.url} answered HTTP 401 Unauthorized ({sent})",
+            hint="set endpoint_user and endpoint_password, endpoint_token or endpoint_headers "
+            "for this source (docs/settings.md)",
+            endpoint=self.url,
+        )
 
     def _timeout(self, timeout: float) -> EndpointTimeout:
         return EndpointTimeout(
@@ -237,6 +318,11 @@ class SparqlEndpoint(GraphOperations):
                 rows.append(
                     {name: solution[name] for name in variables if solution[name] is not None}
                 )
+            if query_type == "ASK":
+                first = next((term.value for row in rows for term in row.values()), None)
+                answer = ask_answer(variables, len(rows), first)
+                if answer is not None:
+                    return QueryResult("ask", boolean=answer)
             return QueryResult("select", variables=variables, rows=rows)
         except SyntaxError as err:
             raise EndpointError(

@@ -16,7 +16,6 @@ symlink atomically, so a failed or killed load leaves the store as it was.
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import sys
@@ -25,7 +24,6 @@ import threading
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -43,7 +41,6 @@ from middleware.errors import (
 )
 from middleware.kg.backends.generations import (
     CURRENT,
-    META_FILE,
     current_name,
     hold,
     new_generation_dir,
@@ -51,9 +48,17 @@ from middleware.kg.backends.generations import (
     remove_stale,
     swap,
 )
+from middleware.kg.backends.store_folder import (
+    folder_kind,
+    no_store,
+    not_a_store,
+    plain_is_read_only,
+    profile_ref,
+    read_meta,
+)
 from middleware.kg.base import Capabilities, LabelRow, QueryResult
 from middleware.kg.load_guard import LoadCaps
-from middleware.kg.loading import Source, detect_format, read_quads
+from middleware.kg.loading import LoadReport, QuadCounter, Source, detect_format, read_quads
 from middleware.kg.operations import GraphOperations
 from middleware.kg.profiles import Profile, load_profile
 from middleware.kg.sparql_guard import QueryDataset
@@ -62,18 +67,6 @@ from middleware.support.locks import LockTimeout, file_lock
 
 BATCH = 50_000
 _TIME_CHECK_EVERY = 256
-
-
-@dataclass(frozen=True)
-class LoadReport:
-    files: tuple[str, ...]
-    quads_read: int
-    quads_added: int
-    seconds: float
-
-    @property
-    def rate(self) -> float:
-        return self.quads_read / self.seconds if self.seconds > 0 else float("inf")
 
 
 class LocalStore(GraphOperations):
@@ -106,11 +99,12 @@ class LocalStore(GraphOperations):
         self.read_only = read_only
         self.progress = progress
         self.default_timeout = timeout
-        meta = self._read_meta() if self.path else {}
-        if isinstance(profile, Profile):
-            self.profile = profile
-        else:
-            self.profile = load_profile(profile or str(meta.get("profile", "generic")))
+        self.plain = False  # a plain Oxigraph database (no generations): read-only
+        stored = read_meta(self.path).get("profile") if self.path else None
+        self.stored_profile = str(stored) if stored else None  # as its loads recorded it
+        chosen = profile or self.stored_profile or "generic"
+        self.profile = chosen if isinstance(chosen, Profile) else load_profile(chosen)
+        self.profile_ref = profile_ref(chosen, self.profile)  # what a load records
         self.name = name or (self.path.name if self.path else "memory")
         if store is not None and self.path is not None:
             raise BadRequest("give either a store directory or an open store, not both")
@@ -125,17 +119,6 @@ class LocalStore(GraphOperations):
         return self._version
 
     # -- opening ----------------------------------------------------------------------
-    def _read_meta(self) -> dict[str, object]:
-        assert self.path is not None
-        meta_path = self.path / META_FILE
-        if not meta_path.is_file():
-            return {}
-        try:
-            data = json.loads(meta_path.read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError) as err:
-            raise ConfigError(f"{meta_path}: unreadable store metadata: {err}") from err
-        return data if isinstance(data, dict) else {}
-
     def _current_name(self) -> str | None:
         return current_name(self.path) if self.path is not None else None
 
@@ -170,25 +153,19 @@ class LocalStore(GraphOperations):
     def _open(self) -> ox.Store:
         if self.path is None:
             return ox.Store()
-        if self.path.exists() and not self.path.is_dir():
-            raise BadRequest(f"store path {self.path} is a file, not a directory")
-        generation = self._generation()
+        kind = folder_kind(self.path)
+        if kind == "plain":
+            self.plain = self.read_only = True
+            return ox.Store.read_only(str(self.path))
+        if kind == "other":
+            raise not_a_store(self.path)
+        generation = self._generation() if kind == "kgmw" else None
         if generation is None:
-            if (
-                self.path.is_dir()
-                and any(self.path.iterdir())
-                and not (self.path / META_FILE).exists()
-            ):
-                raise BadRequest(
-                    f"{self.path} is not a kgmw store directory",
-                    hint="use an empty or new directory, or wrap an open pyoxigraph Store",
-                )
-            if self.read_only:
-                self.path.mkdir(parents=True, exist_ok=True)
-                return ox.Store()  # nothing loaded yet: an empty graph
+            if self.read_only:  # only a load creates a store
+                raise no_store(self.path, kind)
             generation = new_generation_dir(self.path)
             ox.Store(str(generation)).flush()
-            swap(self.path, generation, self.profile.name)
+            swap(self.path, generation, self.profile_ref)
         # Generations are only ever read once swapped in (loads write a new one), so
         # every handle is read-only: readers never race a read-write RocksDB.
         self._held = hold(generation)
@@ -271,6 +248,12 @@ class LocalStore(GraphOperations):
             raise BadRequest(f"profile {self.profile.name!r} has no delimited mapping")
         return self.profile.delimited.entity(name)
 
+    @property
+    def oxigraph(self) -> ox.Store:
+        """The open pyoxigraph store (the live generation), read-only on disk."""
+        self.refresh()
+        return self._store
+
     def __len__(self) -> int:
         self.refresh()
         return len(self._store)
@@ -297,9 +280,16 @@ class LocalStore(GraphOperations):
                     yield LabelRow(quad.subject, label.value, is_alias, label.language)
 
     def load(
-        self, files: Sequence[str | os.PathLike[str]], *, format: str | None = None
+        self,
+        files: Sequence[str | os.PathLike[str]],
+        *,
+        format: str | None = None,
+        replace: bool = False,
     ) -> LoadReport:
-        """Load files all-or-nothing: any error leaves the store as it was."""
+        """Load files all-or-nothing: any error leaves the store as it was. With
+        ``replace`` the files become the whole graph, else they are added to it."""
+        if self.plain and self.path is not None:
+            raise plain_is_read_only(self.path)
         if self.read_only:
             raise BadRequest(f"store {self.name!r} is open read-only")
         sources = [Source(Path(f), detect_format(Path(f), format), self.caps) for f in files]
@@ -308,12 +298,15 @@ class LocalStore(GraphOperations):
                 raise LoadError(str(source.path), None, "no such file")
         started = time.monotonic()
         before = len(self._store)
-        read = self._load_persistent(sources) if self.path else self._load_memory(sources)
+        if self.path:
+            read = self._load_persistent(sources, replace)
+        else:
+            read = self._load_memory(sources, replace)
         self._version += 1
         return LoadReport(
             files=tuple(str(s.path) for s in sources),
             quads_read=read,
-            quads_added=len(self._store) - before,
+            quads_added=len(self._store) - (0 if replace else before),
             seconds=time.monotonic() - started,
         )
 
@@ -345,34 +338,36 @@ class LocalStore(GraphOperations):
             mininterval=0.5,
         )
 
-    def _load_memory(self, sources: list[Source]) -> int:
+    def _load_memory(self, sources: list[Source], replace: bool) -> int:
         # Parse everything first, so a bad line anywhere leaves the store untouched.
         with self._bar() as bar:
             quads = list(self._quads(sources, bar))
+        if replace:
+            self._store.clear()
         self._store.bulk_extend(quads)
         return len(quads)
 
-    def _load_persistent(self, sources: list[Source]) -> int:
+    def _load_persistent(self, sources: list[Source], replace: bool) -> int:
         try:
             with self._write_lock():
-                return self._load_locked(sources)
+                return self._load_locked(sources, replace)
         except LockTimeout as err:
             raise StoreBusy(
                 f"store {self.path} was being loaded by another process for {self.wait:g} s",
                 hint="wait for the other load to finish, or raise store_lock_wait",
             ) from err
 
-    def _load_locked(self, sources: list[Source]) -> int:
+    def _load_locked(self, sources: list[Source], replace: bool) -> int:
         assert self.path is not None
         live = self._generation()
         remove_stale(self.path, {live.name} if live else set())
         staging = new_generation_dir(self.path)
         try:
-            if live is not None:  # the live generation as it is now, whoever loaded it
+            if live is not None and not replace:  # the live generation as it is now
                 ox.Store.read_only(str(live)).backup(str(staging))
             target = ox.Store(str(staging))
             with self._bar() as bar:
-                counter = _Counter()
+                counter = QuadCounter()
                 target.bulk_extend(counter.count(self._quads(sources, bar)))
             target.flush()
             del target
@@ -383,16 +378,6 @@ class LocalStore(GraphOperations):
         self._store = ox.Store.read_only(str(staging))
         release(self._held)
         self._opened, self._held = staging.name, held
-        swap(self.path, staging, self.profile.name)
+        swap(self.path, staging, self.profile_ref)
         remove_stale(self.path, {staging.name, live.name} if live else {staging.name})
         return counter.total
-
-
-class _Counter:
-    def __init__(self) -> None:
-        self.total = 0
-
-    def count(self, quads: Iterable[Quad]) -> Iterator[Quad]:
-        for quad in quads:
-            self.total += 1
-            yield quad

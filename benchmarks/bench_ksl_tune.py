@@ -1,0 +1,99 @@
+"""The walk's model before and after `kgmw ksl-tune`: choice accuracy on held-out steps.
+
+    ../.venv/bin/python bench_ksl_tune.py --store METAQA_STORE --adapter RUN/adapter \\
+        [--fold 0] [--limit 100] [--base GGUF_OR_FOLDER]
+
+Held-out steps are the instruction examples of the dev questions of fold ``--fold`` of 5
+(`kgmw ksl-dataset --folds 5 --fold I` trains on every other fold, so these were never
+seen), ``--limit`` questions per hop count (1 and 2), seed 7. Each step is put to the
+transformers backend's ``choose()`` as the walk puts it (the instruction as system text,
+the round, the options), once with the base model alone and once with the adapter.
+A pick is right when it is the example's output. Also printed: how often the correct
+option was the first offered (the offer ranks options best first), a floor any model
+should clear.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+from common import DATASETS
+
+from middleware.cli.questions import QuestionArgs
+from middleware.config import Settings
+from middleware.config.methods import KSLSettings
+from middleware.eval.ksl_dataset import InstructionDataset
+from middleware.kg.open import open_graph
+from middleware.llm import system, user
+from middleware.llm.local import bundled_model_path
+from middleware.llm.transformers_backend import TransformersLLM
+from middleware.methods.ksl.training import Example
+from middleware.support.cache_dir import cache_root
+from middleware.text.embeddings.factory import open_encoder
+
+OPTIONS_HEAD = "\nOptions:\n"
+OPTIONS_TAIL = "\nReply with one option"
+
+
+def held_out(store: str, fold: int, limit: int) -> list[Example]:
+    settings = Settings.load(
+        overrides={"store": store, "eval_data_dir": str(DATASETS), "progress": False}
+    )
+    graph = open_graph(settings)
+    chosen = QuestionArgs(
+        ("metaqa-1hop", "metaqa-2hop"), "dev", None, limit, 7, False, 5, fold
+    ).choose(settings, graph, held_out=True)
+    builder = InstructionDataset(
+        graph,
+        encoder=open_encoder(settings),
+        config=settings.table(KSLSettings),
+        text=settings,
+        seed=7,
+    )
+    return [e for q in chosen for item in q.items for e in builder.export(item).examples]
+
+
+def split(example: Example) -> tuple[str, list[str]]:
+    """The round (without its option list) and the options, as the walk sent them."""
+    head, _, rest = example.input.rpartition(OPTIONS_HEAD)
+    listed = rest.split(OPTIONS_TAIL)[0]
+    return head, [line for line in listed.splitlines() if line.strip()]
+
+
+def accuracy(llm: TransformersLLM, examples: list[Example]) -> tuple[float, float]:
+    right, started = 0, time.perf_counter()
+    for example in examples:
+        round_text, options = split(example)
+        picked = llm.choose([system(example.instruction), user(round_text)], options)
+        right += picked.option == example.output
+    return right / len(examples), (time.perf_counter() - started) / len(examples)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--store", required=True)
+    parser.add_argument("--adapter", required=True)
+    parser.add_argument("--base")
+    parser.add_argument("--fold", type=int, default=0)
+    parser.add_argument("--limit", type=int, default=100)
+    parser.add_argument("--out", default="results/ksl-tune.json")
+    args = parser.parse_args()
+    examples = held_out(args.store, args.fold, args.limit)
+    first = sum(split(e)[1][0] == e.output for e in examples) / len(examples)
+    base = Path(args.base) if args.base else bundled_model_path(cache_root(None))
+    rows = {"steps": len(examples), "first_offered": round(first, 4)}
+    for name, adapter in (("base", None), ("tuned", args.adapter)):
+        share, seconds = accuracy(TransformersLLM(base=base, adapter=adapter), examples)
+        rows[name] = round(share, 4)
+        rows[f"{name}_seconds_per_step"] = round(seconds, 3)
+        print(name, rows[name], flush=True)
+    print(json.dumps(rows, indent=1))
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.out).write_text(json.dumps(rows, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()

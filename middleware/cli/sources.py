@@ -1,0 +1,122 @@
+"""``kgmw inspect`` (what an unknown source looks like) and ``kgmw export`` (a store
+written back out as RDF)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from middleware.cli.support import (
+    SourceArgs,
+    echo_json,
+    graph_for,
+    named_source_option,
+    print_table,
+    source_options,
+)
+from middleware.errors import BadRequest
+from middleware.kg.backends.local import LocalStore
+from middleware.kg.export import EXPORT_FORMATS, export_format, export_store
+from middleware.kg.inspect import inspect_graph
+
+
+@click.command()
+@click.option(
+    "--sample",
+    type=click.IntRange(1, 10_000_000),
+    default=100_000,
+    show_default=True,
+    help="Most triples each inspection query reads.",
+)
+@source_options
+@named_source_option
+@click.pass_context
+def inspect(ctx: click.Context, sample: int, source: SourceArgs) -> None:
+    """Sizes, label and type predicates, hub relations and label languages of a source,
+    and the profile they suggest."""
+    _, graph = graph_for(ctx, source)
+    report = inspect_graph(graph, sample=sample)
+    if source.as_json:
+        echo_json(report.to_json())
+        return
+    sizes = report.sizes
+    bound = f" (the first {report.sample:,} triples)" if sizes["capped"] else ""
+    click.echo(
+        f"{report.source}: {sizes['triples']:,} triples, {sizes['subjects']:,} subjects, "
+        f"{sizes['predicates']:,} predicates{bound}\n"
+    )
+    click.echo("Literal-valued predicates (label candidates):")
+    print_table(
+        ["predicate", "subjects", "uses", "mean length", "numbers", "label"],
+        [
+            [
+                c["predicate"],
+                c["subjects"],
+                c["uses"],
+                c["mean_length"],
+                c["numbers"],
+                "yes" if c["suggested"] else "",
+            ]
+            for c in report.label_candidates
+        ],
+    )
+    click.echo("\nRelations (IRI-valued predicates, most used first):")
+    print_table(
+        ["predicate", "uses", "objects"],
+        [[r["predicate"], r["uses"], r["objects"]] for r in report.relations],
+    )
+    click.echo("\nHubs (most pointed-at objects):")
+    print_table(
+        ["predicate", "object", "count"],
+        [[h["predicate"], h["object"], h["count"]] for h in report.hubs],
+    )
+    languages = ", ".join(f"{x['language'] or '(none)'} {x['count']}" for x in report.languages)
+    click.echo(f"\nLabel languages: {languages or '(no labels found)'}")
+    click.echo("\nSuggested profile (save as mappings/NAME.yaml, or pass its path to --profile):")
+    click.echo(report.profile_yaml().rstrip())
+
+
+@click.command()
+@click.option(
+    "--store",
+    type=click.Path(file_okay=False),
+    help="Store directory to write out (default: the bundled sample graph).",
+)
+@click.option("--source", "source_name", metavar="NAME", help="A store named in the config file.")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(list(EXPORT_FORMATS)),
+    help="RDF format (default: from the --out file name).",
+)
+@click.option(
+    "--out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="File to write (default: standard output).",
+)
+@click.pass_context
+def export(
+    ctx: click.Context,
+    store: str | None,
+    source_name: str | None,
+    fmt: str | None,
+    out: Path | None,
+) -> None:
+    """Write a store back out as RDF (nt, nq, ttl, trig, rdfxml), to a file or stdout."""
+    chosen = export_format(fmt, out)
+    args = SourceArgs(store, None, None, None, as_json=False, name=source_name)
+    _, graph = graph_for(ctx, args)
+    if not isinstance(graph, LocalStore):
+        raise BadRequest(
+            f"{graph.name!r} is not a local store; kgmw export writes out a store",
+            hint="give --store DIR, or read an endpoint with `kgmw query` and a CONSTRUCT",
+        )
+    if out is None:
+        sys.stdout.flush()
+        export_store(graph, chosen, sys.stdout.buffer)
+        sys.stdout.buffer.flush()
+        return
+    written = export_store(graph, chosen, out)
+    click.echo(f"wrote {written:,} triples from {graph.name!r} to {out} ({chosen})")

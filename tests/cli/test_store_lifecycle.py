@@ -1,0 +1,78 @@
+"""Replacing and deleting a store, and what a new load invalidates."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from middleware.kg.backends.local import LocalStore
+from middleware.text.linking import EntityLinker
+from tests.cli_helpers import run
+from tests.conftest import FILMS
+
+TINY = '<urn:x:a> <urn:x:knows> <urn:x:b> .\n<urn:x:a> <http://www.w3.org/2000/01/rdf-schema#label> "Alpha" .\n'
+COUNT = "SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }"
+
+
+def _count(capsys: pytest.CaptureFixture[str], folder: str) -> int:
+    code, out, err = run(capsys, "query", COUNT, "--store", folder, "--json")
+    assert code == 0, err
+    return int(json.loads(out)["results"]["bindings"][0]["n"]["value"])
+
+
+def test_replace_swaps_the_whole_graph(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    tiny = tmp_path / "tiny.nt"
+    tiny.write_text(TINY)
+    folder = str(tmp_path / "s")
+    assert run(capsys, "load", str(FILMS), "--store", folder, "--no-progress")[0] == 0
+    reader = LocalStore(folder, read_only=True)  # a service's open handle
+    assert len(reader) == 28
+    assert EntityLinker(reader).best("Titanic") is not None
+    assert run(capsys, "load", str(tiny), "--store", folder, "--no-progress")[0] == 0
+    assert _count(capsys, folder) == 30  # a load adds
+    code, out, _ = run(capsys, "load", str(tiny), "--store", folder, "--replace", "--no-progress")
+    assert code == 0 and "now holds 2 triples" in out
+    assert _count(capsys, folder) == 2
+    assert len(reader) == 2  # an open reader moves to the new graph at its next query
+    linker = EntityLinker(reader)  # and its label index is rebuilt
+    assert linker.best("Titanic") is None
+    found = linker.best("Alpha")
+    assert found is not None and found.iri.value == "urn:x:a"
+    reader.close()
+
+
+def test_replace_may_change_the_profile(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    kb = tmp_path / "kb.txt"
+    kb.write_text("Titanic|directed_by|James Cameron\n")
+    folder = str(tmp_path / "s")
+    assert run(capsys, "load", str(FILMS), "--store", folder, "--no-progress")[0] == 0
+    code, _, err = run(capsys, "load", str(kb), "--store", folder, "--profile", "metaqa")
+    assert code == 2 and "--replace" in err
+    args = ["load", str(kb), "--store", folder, "--profile", "metaqa", "--replace"]
+    assert run(capsys, *args, "--no-progress")[0] == 0
+    code, out, err = run(capsys, "neighbors", "Titanic", "--store", folder)
+    assert code == 0 and "James Cameron" in out and err == ""  # metaqa remembered
+
+
+def test_a_failed_replace_keeps_the_old_graph(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    bad = tmp_path / "bad.nt"
+    bad.write_text("<urn:a> <urn:b> .\n")
+    folder = str(tmp_path / "s")
+    assert run(capsys, "load", str(FILMS), "--store", folder, "--no-progress")[0] == 0
+    assert run(capsys, "load", str(bad), "--store", folder, "--replace")[0] == 2
+    assert _count(capsys, folder) == 28
+
+
+def test_a_deleted_store_is_gone_for_good(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    folder = tmp_path / "s"
+    assert run(capsys, "load", str(FILMS), "--store", str(folder), "--no-progress")[0] == 0
+    shutil.rmtree(folder)
+    code, _, err = run(capsys, "neighbors", "Titanic", "--store", str(folder))
+    assert code == 2 and "no store at" in err and not folder.exists()

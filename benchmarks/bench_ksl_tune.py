@@ -1,7 +1,7 @@
 """The walk's model before and after `kgmw ksl-tune`: choice accuracy on held-out steps.
 
     ../.venv/bin/python bench_ksl_tune.py --store METAQA_STORE --adapter RUN/adapter \\
-        [--fold 0] [--limit 100] [--base GGUF_OR_FOLDER]
+        [--fold 0] [--limit 100] [--base GGUF_OR_FOLDER] [--models base,tuned]
 
 Held-out steps are the instruction examples of the dev questions of fold ``--fold`` of 5
 (`kgmw ksl-dataset --folds 5 --fold I` trains on every other fold, so these were never
@@ -75,7 +75,10 @@ def accuracy(llm: TransformersLLM, examples: list[Example]) -> tuple[float, floa
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--store", required=True)
-    parser.add_argument("--adapter", required=True)
+    parser.add_argument("--adapter")
+    parser.add_argument(
+        "--models", default="base,tuned", help="which to score: base, tuned or both (base,tuned)"
+    )
     parser.add_argument("--base")
     parser.add_argument("--fold", type=int, default=0)
     parser.add_argument("--limit", type=int, default=100)
@@ -85,7 +88,12 @@ def main() -> None:
     first = sum(split(e)[1][0] == e.output for e in examples) / len(examples)
     base = Path(args.base) if args.base else bundled_model_path(cache_root(None))
     rows = {"steps": len(examples), "first_offered": round(first, 4)}
+    wanted = args.models.split(",")
+    if "tuned" in wanted and not args.adapter:
+        parser.error("--adapter is needed to score the tuned model")
     for name, adapter in (("base", None), ("tuned", args.adapter)):
+        if name not in wanted:
+            continue
         share, seconds = accuracy(TransformersLLM(base=base, adapter=adapter), examples)
         rows[name] = round(share, 4)
         rows[f"{name}_seconds_per_step"] = round(seconds, 3)

@@ -87,6 +87,7 @@ def ksl_tune_command(
         max_length=settings.tune_max_length,
         seed=settings.tune_seed,
         save_every=settings.tune_save_every,
+        device=settings.tune_device,
     )
     model = Path(
         base or settings.llm_model_path or bundled_model_path(cache_root(settings.cache_dir))

@@ -34,6 +34,11 @@ class TuneSettings:
         "`kgmw ksl-tune` writes a resumable checkpoint every this many steps.",
         minimum=1,
     )
+    tune_device: str = setting(
+        "cpu",
+        "Torch device `kgmw ksl-tune` trains on: 'cpu', or 'cuda' on a GPU machine "
+        "(docs/benchmarks.md has the larger run).",
+    )
     llm_adapter: str | None = setting(
         None,
         "LoRA adapter folder (`kgmw ksl-tune`'s OUT/adapter) that the transformers "

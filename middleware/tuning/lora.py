@@ -38,6 +38,7 @@ class TuneConfig:
     max_length: int = 768
     seed: int = 0
     save_every: int = 25
+    device: str = "cpu"  # a torch device: "cuda" on a GPU machine
 
 
 @dataclass
@@ -88,7 +89,7 @@ def fingerprint(examples: Sequence[TuningExample], base: Path, config: TuneConfi
     digest = hashlib.sha256()
     for example in examples:
         digest.update(example.prompt.encode() + b"\0" + example.target.encode() + b"\0")
-    settings = {k: v for k, v in asdict(config).items() if k != "save_every"}
+    settings = {k: v for k, v in asdict(config).items() if k not in ("save_every", "device")}
     digest.update(json.dumps([str(base), settings], sort_keys=True).encode())
     return digest.hexdigest()[:16]
 
@@ -120,6 +121,7 @@ def tune(
             task_type="CAUSAL_LM",
         )
         model = peft.get_peft_model(model, lora)
+    model.to(config.device)
     model.train()
     trainable = [p for p in model.parameters() if p.requires_grad]
     optimizer = torch.optim.AdamW(trainable, lr=config.learning_rate, weight_decay=0.0)
@@ -133,10 +135,12 @@ def tune(
     scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, rate)
     start, losses = 0, []
     if state is not None:
-        saved = torch.load(checkpoint / "optimizer.pt", weights_only=False)
+        saved = torch.load(
+            checkpoint / "optimizer.pt", weights_only=False, map_location=config.device
+        )
         optimizer.load_state_dict(saved["optimizer"])
         scheduler.load_state_dict(saved["scheduler"])
-        torch.set_rng_state(saved["rng"])
+        torch.set_rng_state(saved["rng"].cpu())
         start, losses = int(state["step"]), list(state["losses"])
     encoded = [encode(tokenizer, e, config.max_length) for e in examples]
     started = time.perf_counter()
@@ -145,7 +149,7 @@ def tune(
         total = 0.0
         for index in batch_order(len(encoded), step, config.batch_size, config.seed):
             ids, answer = encoded[index]
-            tokens = torch.tensor([ids])
+            tokens = torch.tensor([ids], device=config.device)
             labels = tokens.clone()
             labels[0, : len(ids) - answer] = -100  # loss on the target only
             loss = model(input_ids=tokens, labels=labels).loss / config.batch_size

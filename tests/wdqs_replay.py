@@ -32,10 +32,11 @@ import json
 import re
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import TypeVar
 from urllib.parse import parse_qs, urlsplit
 
 import pyoxigraph as ox
@@ -57,7 +58,8 @@ PREFIX schema: <http://schema.org/>
 """  # WDQS declares these for every query
 _LABEL_SERVICE = re.compile(
     r"SERVICE\s+(?:wikibase:label|<http://wikiba\.se/ontology#label>)\s*\{\s*"
-    r"bd:serviceParam\s+wikibase:language\s+\"([^\"]*)\"\s*\.?\s*\}",
+    r"(?:bd:serviceParam|<http://www\.bigdata\.com/rdf#serviceParam>)\s+"
+    r"(?:wikibase:language|<http://wikiba\.se/ontology#language>)\s+\"([^\"]*)\"\s*\.?\s*\}",
     re.IGNORECASE,
 )
 _GENERIC_AGENTS = re.compile(
@@ -210,7 +212,10 @@ def _select_json(
     return json.dumps({"head": {"vars": variables}, "results": {"bindings": bindings}}).encode()
 
 
-def _until(items: Iterator[ox.QuerySolution], deadline: float) -> Iterator[ox.QuerySolution]:
+T = TypeVar("T")
+
+
+def _until(items: Iterable[T], deadline: float) -> Iterator[T]:
     for item in items:
         if time.monotonic() >= deadline:
             raise QueryTimedOut
@@ -237,13 +242,13 @@ def answer(state: WdqsReplay, query: str, uselang: str) -> tuple[int, str, bytes
         if isinstance(result, ox.QuerySolutions):
             body = _select_json(state, result, langs, deadline)
             return 200, "application/sparql-results+json;charset=utf-8", body
-        triples = list(_until(iter(result), deadline))  # type: ignore[arg-type]
+        triples = list(_until(result, deadline))
         graph = ox.serialize(triples, format=ox.RdfFormat.TURTLE) or b""
         return 200, "text/turtle;charset=utf-8", graph
     except SyntaxError as err:
         said = str(err).replace("\n", " ")
-        body = MALFORMED_BODY.format(query=query, message=f'Encountered "{said}"')
-        return 400, "text/plain;charset=utf-8", body.encode()
+        text = MALFORMED_BODY.format(query=query, message=f'Encountered "{said}"')
+        return 400, "text/plain;charset=utf-8", text.encode()
     except QueryTimedOut:
         return 500, "text/plain;charset=utf-8", TIMEOUT_BODY.format(query=query).encode()
 

@@ -16,6 +16,7 @@ from middleware.kg.backends.endpoint import TIME_LIMIT_GRACE, SparqlEndpoint
 from middleware.kg.base import QueryResult
 from middleware.kg.open import open_graph
 from middleware.kg.profiles import load_profile
+from middleware.kg.relations import load_relations
 from middleware.kg.sparql_guard import QueryPolicy
 from middleware.kg.statements import statements
 from middleware.support.version import package_version
@@ -269,3 +270,9 @@ def test_wikidata_deprecated_statement_is_not_truthy(wdqs: WdqsReplay) -> None:
 def test_wikidata_statements_need_a_property_id(wdqs: WdqsReplay) -> None:
     with pytest.raises(BadRequest, match="P and a number"):
         statements(endpoint(wdqs), wd("Q42"), "place of birth")
+
+
+def test_wikidata_relations_read_time_varying_properties() -> None:
+    catalog = load_relations(load_profile("wikidata").relations)
+    assert catalog.get(WDT + "P39").reading(True) == "position held"
+    assert catalog.get(WDT + "P6").reading(False) == "head of government of"

@@ -16,8 +16,10 @@ import pytest
 
 from middleware.testing.graphs import films_path
 from tests.virtuoso_server import VirtuosoServer, start_virtuoso, write_hub
+from tests.wdqs_replay import WdqsReplay, start_replay
 
 DATA = Path(__file__).parent / "data"
+WIKIDATA_MINI = DATA / "wikidata" / "mini.ttl"
 FILMS = films_path()
 _LOCAL_HOSTS = {"127.0.0.1", "::1", "localhost", "0.0.0.0", ""}
 _real_connect = socket.socket.connect
@@ -163,3 +165,33 @@ def virtuoso_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Virtuo
         yield server
     finally:
         server.stop()
+
+
+@pytest.fixture(scope="session")
+def _wdqs_server() -> Iterator[WdqsReplay]:
+    state, server = start_replay(WIKIDATA_MINI)
+    try:
+        yield state
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.fixture
+def wdqs(_wdqs_server: WdqsReplay) -> Iterator[WdqsReplay]:
+    """A WDQS replay server (tests/wdqs_replay.py) over tests/data/wikidata/mini.ttl on a
+    free port, its throttle, time limit and seen agents reset for each test."""
+    _wdqs_server.reset()
+    yield _wdqs_server
+    _wdqs_server.reset()
+
+
+@pytest.fixture(scope="session")
+def wdqs_films() -> Iterator[str]:
+    """A WDQS replay server over the films graph (for the conformance suites); its URL."""
+    state, server = start_replay(FILMS)
+    try:
+        yield state.url
+    finally:
+        server.shutdown()
+        server.server_close()

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from middleware.config.fields import setting
 from middleware.config.tuning import TuneSettings
+from middleware.support.version import default_user_agent
 
 
 @dataclass(frozen=True)
@@ -95,7 +96,10 @@ class SourceSettings:
         secret=True,
     )
     user_agent: str = setting(
-        "kg-middleware/0.1 (+https://kgmw.dev)", "User-Agent sent to SPARQL endpoints."
+        default_user_agent(),
+        "User-Agent sent with every endpoint request. Public endpoints ask for a tool name, "
+        "its version and a contact (Wikidata's query service refuses generic agents with "
+        "403): keep the tool and version, and put your URL or e-mail in the parentheses.",
     )
     neighbors_limit: int = setting(
         100, "Most triples neighbors() returns.", minimum=1, maximum=10_000

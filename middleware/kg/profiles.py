@@ -78,6 +78,7 @@ class Profile:
     label_lookup: str = "scan"  # how an endpoint finds folded label matches: scan or search
     dialect: str = "sparql11"  # the server's SPARQL: a folder in sparql/ whose templates win
     row_cap: int | None = None  # the server's result row cap (Virtuoso: ResultSetMaxRows)
+    time_limit: float | None = None  # seconds the server allows one query (WDQS: 60)
 
     @property
     def skipped_predicates(self) -> tuple[NamedNode, ...]:
@@ -178,6 +179,11 @@ def load_profile(name_or_path: str = "generic") -> Profile:
         not isinstance(row_cap, int) or isinstance(row_cap, bool) or row_cap < 1
     ):
         raise ConfigError(f"{where}: row_cap must be a positive integer, got {row_cap!r}")
+    time_limit = data.get("time_limit")
+    if time_limit is not None and (
+        not isinstance(time_limit, int | float) or isinstance(time_limit, bool) or time_limit <= 0
+    ):
+        raise ConfigError(f"{where}: time_limit must be a positive number, got {time_limit!r}")
     return Profile(
         name=str(data.get("name", path.stem)),
         description=str(data.get("description", "")).strip(),
@@ -194,4 +200,5 @@ def load_profile(name_or_path: str = "generic") -> Profile:
         label_lookup=label_lookup,
         dialect=dialect,
         row_cap=row_cap,
+        time_limit=None if time_limit is None else float(time_limit),
     )

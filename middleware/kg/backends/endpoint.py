@@ -7,7 +7,10 @@ timeouts are not retried. Responses are parsed strictly: an HTML page, truncated
 JSON or an oversized body ends in an :class:`EndpointError` naming the endpoint.
 Virtuoso's habits (``backends/virtuoso.py``) are read from its answers: its SQL-state
 errors become clear errors (retried only when transient), a result at its row cap is
-marked ``truncated``, and its SELECT-shaped ASK answers become booleans.
+marked ``truncated``, and its SELECT-shaped ASK answers become booleans. Blazegraph's
+(Wikidata's query service, ``backends/blazegraph.py``) Java traces become
+EndpointTimeout (its time limit) or QueryRejected (a malformed query), never retried; a
+403 says which User-Agent was refused. A profile's ``time_limit`` caps the wait.
 """
 
 from __future__ import annotations
@@ -37,8 +40,9 @@ from middleware.errors import (
     QueryRejected,
     ReadOnlyViolation,
 )
+from middleware.kg.backends.blazegraph import BlazegraphFailure, endpoint_error
 from middleware.kg.backends.endpoint_auth import EndpointAuth
-from middleware.kg.backends.sparql_client import Client
+from middleware.kg.backends.sparql_client import Client, Forbidden
 from middleware.kg.backends.virtuoso import (
     INCOMPLETE,
     MAX_ROWS_HEADER,
@@ -56,9 +60,11 @@ from middleware.kg.sparql_guard import QueryDataset
 from middleware.kg.terms import Term
 from middleware.support.retry import Retryable, parse_retry_after, retry_call
 from middleware.support.urls import split_credentials
+from middleware.support.version import default_user_agent
 
 RETRY_STATUSES = {429, 500, 502, 503, 504}
 MAX_GET_URL = 2000
+TIME_LIMIT_GRACE = 5.0  # seconds beyond a profile's time_limit for the answer to arrive
 MAX_RESPONSE_BYTES = 64 * 1024 * 1024
 _RESULT_TYPES = {
     "application/sparql-results+json": ox.QueryResultsFormat.JSON,
@@ -99,7 +105,7 @@ class SparqlEndpoint(GraphOperations):
         retries: int = 3,
         backoff: float = 0.5,
         max_retry_wait: float = 30.0,
-        user_agent: str = "kg-middleware/0.1",
+        user_agent: str | None = None,
         sleep: Callable[[float], None] = time.sleep,
         auth: EndpointAuth | None = None,
     ) -> None:
@@ -118,6 +124,13 @@ class SparqlEndpoint(GraphOperations):
         self.retries = max(0, retries)
         self.backoff = backoff
         self.max_retry_wait = max_retry_wait
+        user_agent = default_user_agent() if user_agent is None else user_agent
+        if not user_agent.strip():
+            raise BadRequest(
+                "user_agent must not be empty",
+                hint="public endpoints (Wikidata's) refuse requests without one; name the "
+                "tool, its version and a contact",
+            )
         self.user_agent = user_agent
         self._sleep = sleep
         # the profile's row cap until the server announces its own
@@ -131,6 +144,9 @@ class SparqlEndpoint(GraphOperations):
         max_rows: int | None = None,
         dataset: QueryDataset | None = None,
     ) -> QueryResult:
+        if self.profile.time_limit is not None:
+            # the server answers by its own limit: waiting longer only delays the error
+            timeout = min(timeout, self.profile.time_limit + TIME_LIMIT_GRACE)
         return retry_call(
             lambda: cap_result(self._attempt(sparql, timeout, dataset), max_rows),
             retries=self.retries,
@@ -195,6 +211,16 @@ class SparqlEndpoint(GraphOperations):
             body = self._read(response, deadline, timeout)
         except VirtuosoFailure as failure:
             raise self._virtuoso_error(failure.error) from None
+        except BlazegraphFailure as failure:
+            raise endpoint_error(failure.error, self.url, self.profile.time_limit) from None
+        except Forbidden as err:
+            raise EndpointError(
+                f"endpoint {self.url} answered HTTP 403 Forbidden: {err.said[:200]}",
+                hint=f"the server refused the request (User-Agent sent: {self.user_agent!r}); "
+                "some services, Wikidata's among them, refuse generic agents: set user_agent "
+                "to name your tool, its version and a contact (docs/settings.md)",
+                endpoint=self.url,
+            ) from err
         except urllib.error.HTTPError as err:
             retry_after = parse_retry_after(err.headers.get("Retry-After") if err.headers else None)
             if err.code in RETRY_STATUSES:

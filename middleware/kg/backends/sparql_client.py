@@ -33,6 +33,8 @@ from SPARQLWrapper.SPARQLExceptions import (
     URITooLong,
 )
 
+from middleware.kg.backends.blazegraph import BlazegraphFailure
+from middleware.kg.backends.blazegraph import parse_error as blazegraph_error
 from middleware.kg.backends.virtuoso import VirtuosoFailure, parse_error
 
 _RAISED = {
@@ -74,10 +76,21 @@ class SameOriginRedirects(urllib.request.HTTPRedirectHandler):
         return new
 
 
+class Forbidden(Exception):
+    """HTTP 403, with the first words of the server's body."""
+
+    def __init__(self, body: bytes) -> None:
+        said = body[:300].decode("utf-8", "replace").replace("\n", " ").strip()
+        super().__init__(said)
+        self.said = said
+
+
 class Client(SPARQLWrapper):
     """SPARQLWrapper with ``opener`` in place of the global ``urlopen``; HTTP errors
     map to the same exceptions SPARQLWrapper raises, except a Virtuoso error body, which
-    is a :class:`VirtuosoFailure` (its SQL state says what kind of failure it is)."""
+    is a :class:`VirtuosoFailure` (its SQL state says what kind of failure it is), a
+    Blazegraph one (Wikidata's query service), a :class:`BlazegraphFailure`, and a 403,
+    a :class:`Forbidden` carrying the server's words."""
 
     def __init__(self, endpoint: str, *, agent: str, secret_headers: set[str]) -> None:
         super().__init__(endpoint, agent=agent)
@@ -92,6 +105,11 @@ class Client(SPARQLWrapper):
             said = parse_error(body)
             if said is not None:
                 raise VirtuosoFailure(err.code, said) from err
+            failure = blazegraph_error(body)
+            if failure is not None:
+                raise BlazegraphFailure(err.code, failure) from err
+            if err.code == 403:
+                raise Forbidden(body) from err
             raised = _RAISED.get(err.code)
             if raised is None:
                 raise

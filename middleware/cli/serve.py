@@ -98,22 +98,16 @@ def _loopback(host: str) -> bool:
 
 
 def _run_development_server(settings: Settings) -> None:
-    from werkzeug.serving import make_server
+    from middleware.server.loopback_server import LoopbackServer
 
-    gate, pit = AddressGate(), Tarpit(settings.server_refused_hold)
-    server = make_server(
-        settings.server_host, settings.server_port, create_app(settings, gate=gate), threaded=True
+    gate = AddressGate()
+    server = LoopbackServer(
+        settings.server_host,
+        settings.server_port,
+        create_app(settings, gate=gate),
+        gate=gate if settings.server_refuse_at_connection else None,  # else 429s in the app
+        pit=Tarpit(settings.server_refused_hold),
     )
-    process = server.process_request
-
-    def process_request(request: Any, client: Any) -> None:
-        if gate.refused(str(client[0])):  # before its request is read or a thread started
-            pit.hold(request)
-            return
-        process(request, client)
-
-    if settings.server_refuse_at_connection:  # else refusals stay 429s inside the app
-        server.process_request = process_request  # type: ignore[method-assign,assignment]
     try:
         server.serve_forever()
     except KeyboardInterrupt:

@@ -1,0 +1,113 @@
+"""The development server ``kgmw serve`` runs on loopback: Werkzeug's, with threads that
+accept their own connections.
+
+Werkzeug's threaded server starts a thread for every connection, which costs more than
+a 1-hop query (about 0.4 ms of a 1 ms request on 2 cores). Here ``spare`` threads each
+block in ``accept`` and serve the connection they got; the kernel wakes one of them per
+connection, so a request is read, run and answered on one thread with no hand-over.
+A thread that takes the last idle place starts another first, so a slow request (an
+answer waiting on its LLM, a kept-alive connection) never holds the others up; threads
+beyond ``spare`` idle ones end once their connection is done.
+
+A refused address (``AddressGate``) goes to the tarpit as soon as it is accepted,
+before its request is read.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import threading
+from typing import Any
+
+from werkzeug.serving import BaseWSGIServer
+
+from middleware.server.address_gate import AddressGate
+from middleware.server.tarpit import Tarpit
+
+
+class LoopbackServer(BaseWSGIServer):
+    """Werkzeug's development server, each of its threads accepting its own connections."""
+
+    multithread = True  # HTTP/1.1 and keep-alive, as Werkzeug's threaded server
+    daemon_threads = True
+
+    def __init__(
+        self,
+        host: str,
+        port: int,
+        app: Any,
+        *,
+        spare: int = 4,
+        gate: AddressGate | None = None,
+        pit: Tarpit | None = None,
+    ) -> None:
+        super().__init__(host, port, app)
+        self.spare = max(1, spare)
+        self.gate = gate
+        self.pit = pit or Tarpit(0.0)
+        self.threads_started = 0  # accepting threads started so far
+        self._idle = 0
+        self._lock = threading.Lock()
+        self._stopping = threading.Event()
+        self._stopped = threading.Event()
+
+    def serve_forever(self, poll_interval: float = 0.5) -> None:
+        """Serve until ``shutdown``."""
+        self._stopping.clear()
+        self._stopped.clear()
+        with self._lock:
+            for _ in range(self.spare):
+                self._start_thread()
+        try:
+            self._stopping.wait()
+        finally:
+            self._stopped.set()
+
+    def shutdown(self) -> None:
+        """Stop accepting; connections being served finish on their own threads."""
+        self._stopping.set()
+        with contextlib.suppress(OSError):  # wakes every thread blocked in accept
+            self.socket.shutdown(socket.SHUT_RDWR)
+        self._stopped.wait()
+
+    def _start_thread(self) -> None:
+        """Another accepting thread (the caller holds ``_lock``)."""
+        self._idle += 1
+        self.threads_started += 1
+        threading.Thread(target=self._accept_loop, daemon=True, name="kgmw-http").start()
+
+    def _accept_loop(self) -> None:
+        while not self._stopping.is_set():
+            try:
+                request, client = self.socket.accept()
+            except OSError:
+                if self._stopping.is_set():
+                    break
+                self._stopping.wait(0.05)  # out of file descriptors: let some close
+                continue
+            with self._lock:
+                self._idle -= 1
+                if self._idle == 0:
+                    self._start_thread()
+            held = self._serve(request, client)
+            with self._lock:  # idle again before the close the client may be waiting for
+                leave = self._idle >= self.spare
+                self._idle += 0 if leave else 1
+            if not held:
+                self.shutdown_request(request)
+            if leave:
+                return
+        with self._lock:
+            self._idle -= 1
+
+    def _serve(self, request: socket.socket, client: Any) -> bool:
+        """Serve one connection; True when the tarpit holds it instead."""
+        if self.gate is not None and self.gate.refused(str(client[0])):
+            self.pit.hold(request)
+            return True
+        try:
+            self.finish_request(request, client)
+        except Exception:  # logged (handle_error), then the connection is closed
+            self.handle_error(request, client)
+        return False

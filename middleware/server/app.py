@@ -26,6 +26,7 @@ from middleware.server.context import METRICS_KEY, STATE_KEY
 from middleware.server.errors import register_error_handlers
 from middleware.server.guard import CorsPolicy
 from middleware.server.metrics import Metrics
+from middleware.server.sparql_fast import SparqlFastPath
 from middleware.server.state import ServiceState
 
 # Routes anyone may call: probes, the description, and the page (its requests need a key).
@@ -61,7 +62,11 @@ def create_app(
     for blueprint in (answers.blueprint, chat.blueprint, sparql_proxy.blueprint, status.blueprint):
         app.register_blueprint(blueprint)
     register_error_handlers(app, lambda err: metrics.count_error(type(err).__name__))
-    _install_guards(app, settings, metrics)
+    admission = Admission(settings, app.config[STATE_KEY])
+    _install_guards(app, settings, admission, metrics)
+    app.wsgi_app = SparqlFastPath(  # type: ignore[method-assign]
+        app, app.wsgi_app, admission, app.config[STATE_KEY], metrics
+    )
     return app
 
 
@@ -87,8 +92,7 @@ def _check_body_size(max_body: int) -> None:
         )
 
 
-def _install_guards(app: Flask, settings: Settings, metrics: Metrics) -> None:
-    admission = Admission(settings, app.config[STATE_KEY])
+def _install_guards(app: Flask, settings: Settings, admission: Admission, metrics: Metrics) -> None:
     cors = CorsPolicy.parse(settings.server_cors_origins)
     max_body = settings.server_max_body
 

@@ -16,14 +16,55 @@ before its request is read.
 from __future__ import annotations
 
 import contextlib
+import io
 import socket
 import threading
 from typing import Any
 
-from werkzeug.serving import BaseWSGIServer
+from werkzeug.serving import BaseWSGIServer, WSGIRequestHandler
 
 from middleware.server.address_gate import AddressGate
 from middleware.server.tarpit import Tarpit
+
+
+class _Writer(io.BufferedIOBase):
+    """A connection's writer that sends the held status line and headers together with
+    the first body bytes (one send, so the client wakes once), then writes through."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        self._sock = sock
+        self.held = b""
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, data: Any) -> int:
+        self._sock.sendall(self.held + bytes(data))
+        self.held = b""
+        return len(data)
+
+    def flush(self) -> None:
+        if self.held:
+            held, self.held = self.held, b""
+            self._sock.sendall(held)
+
+    def fileno(self) -> int:
+        return self._sock.fileno()
+
+
+class _Handler(WSGIRequestHandler):
+    """Werkzeug's handler; the headers wait for the body (``_Writer``)."""
+
+    wfile: _Writer
+    _headers_buffer: list[bytes]  # http.server's, filled by send_response and send_header
+
+    def setup(self) -> None:
+        super().setup()
+        self.wfile = _Writer(self.connection)
+
+    def flush_headers(self) -> None:
+        self.wfile.held += b"".join(self._headers_buffer)
+        self._headers_buffer = []
 
 
 class LoopbackServer(BaseWSGIServer):
@@ -42,7 +83,7 @@ class LoopbackServer(BaseWSGIServer):
         gate: AddressGate | None = None,
         pit: Tarpit | None = None,
     ) -> None:
-        super().__init__(host, port, app)
+        super().__init__(host, port, app, handler=_Handler)
         self.spare = max(1, spare)
         self.gate = gate
         self.pit = pit or Tarpit(0.0)

@@ -9,7 +9,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from middleware.server.address_gate import AddressGate
-from middleware.server.loopback_server import LoopbackServer
+from middleware.server.loopback_server import LoopbackServer, _Writer
 from middleware.server.tarpit import Tarpit
 
 
@@ -73,3 +73,18 @@ def test_a_refused_address_is_held_unread_before_any_thread_reads_it() -> None:
                 threading.Event().wait(0.02)
             assert pit.held() == 1
         assert _get(server.server_port).endswith(b"127.0.0.1")  # others are served
+
+
+def test_the_headers_go_out_with_the_first_body_bytes() -> None:
+    sent: list[bytes] = []
+
+    class Recorder:
+        def sendall(self, data: bytes) -> None:
+            sent.append(data)
+
+    writer = _Writer(Recorder())  # type: ignore[arg-type]
+    writer.held = b"HTTP/1.1 200 OK\r\n\r\n"
+    writer.write(b"body")
+    writer.write(b"more")
+    writer.flush()
+    assert sent == [b"HTTP/1.1 200 OK\r\n\r\nbody", b"more"]

@@ -84,7 +84,7 @@ def _announce(settings: Settings) -> None:
 
 def _uses_gunicorn(settings: Settings) -> bool:
     """Several workers, or any address beyond this machine: the production server
-    (worker timeouts, keep-alive limits); the development server only on loopback."""
+    (worker timeouts, request limits); the development server only on loopback."""
     return settings.server_workers > 1 or not _loopback(settings.server_host)
 
 
@@ -131,11 +131,10 @@ def _run_gunicorn(settings: Settings) -> None:
             options: dict[str, Any] = {
                 "bind": f"{settings.server_host}:{settings.server_port}",
                 "workers": settings.server_workers,
-                "worker_class": "middleware.server.gunicorn_workers.GuardedThreadWorker",
-                "threads": 4,
+                "worker_class": "middleware.server.gunicorn_workers.AcceptingThreadWorker",
+                "threads": 4,  # each accepts its own connections, one request each
                 "timeout": GUNICORN_TIMEOUT,
                 "graceful_timeout": 30,
-                "keepalive": 5,  # an idle connection is closed after 5 s
                 "limit_request_line": 8190,
                 "limit_request_fields": 100,
                 "accesslog": "-",

@@ -70,7 +70,7 @@ class _Handler(WSGIRequestHandler):
 class LoopbackServer(BaseWSGIServer):
     """Werkzeug's development server, each of its threads accepting its own connections."""
 
-    multithread = True  # HTTP/1.1 and keep-alive, as Werkzeug's threaded server
+    multithread = True  # HTTP/1.1 (chunked streams), as Werkzeug's threaded server
     daemon_threads = True
 
     def __init__(

@@ -17,14 +17,21 @@ from __future__ import annotations
 
 import contextlib
 import io
+import platform
 import socket
 import threading
+import time
+from importlib.metadata import version
 from typing import Any
 
 from werkzeug.serving import BaseWSGIServer, WSGIRequestHandler
+from werkzeug.urls import uri_to_iri
 
 from middleware.server.address_gate import AddressGate
+from middleware.server.plain_get import PlainGet, answer_plain_get, peek_plain_get
 from middleware.server.tarpit import Tarpit
+
+_CONTROL = str.maketrans({c: f"\\x{c:02x}" for c in [*range(0x20), *range(0x7F, 0xA0)]})
 
 
 class _Writer(io.BufferedIOBase):
@@ -82,8 +89,12 @@ class LoopbackServer(BaseWSGIServer):
         spare: int = 4,
         gate: AddressGate | None = None,
         pit: Tarpit | None = None,
+        plain_gets: bool = True,
     ) -> None:
         super().__init__(host, port, app, handler=_Handler)
+        self.plain_gets = plain_gets  # plain /sparql GETs without Werkzeug's handler
+        self.name_and_port = (str(self.server_address[0]), int(self.server_address[1]))
+        self.software = f"Werkzeug/{version('werkzeug')} Python/{platform.python_version()}"
         self.spare = max(1, spare)
         self.gate = gate
         self.pit = pit or Tarpit(0.0)
@@ -148,7 +159,23 @@ class LoopbackServer(BaseWSGIServer):
             self.pit.hold(request)
             return True
         try:
-            self.finish_request(request, client)
+            plain = None
+            if self.plain_gets:
+                plain = peek_plain_get(request, client, self.name_and_port, self.software)
+            if plain is None:
+                self.finish_request(request, client)
+            else:
+                self._answer(request, client, plain)
         except Exception:  # logged (handle_error), then the connection is closed
             self.handle_error(request, client)
         return False
+
+    def _answer(self, request: socket.socket, client: Any, plain: PlainGet) -> None:
+        """A plain ``GET /sparql`` without Werkzeug's handler, logged as it logs."""
+        try:
+            code = answer_plain_get(self.app, request, plain, self.software)
+        except OSError:  # the client left: nobody to answer (Werkzeug drops it too)
+            return
+        line = uri_to_iri(plain.request_line).translate(_CONTROL)
+        stamp = time.strftime("%d/%b/%Y %H:%M:%S")
+        self.log("info", f'{client[0]} - - [{stamp}] "{line}" {code} -')

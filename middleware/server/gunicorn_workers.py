@@ -7,7 +7,8 @@ accepting connections it cannot serve yet). Here each of ``threads`` threads wai
 for the listening socket itself (``EPOLLEXCLUSIVE``: the kernel wakes one waiter per
 connection, across all workers) and serves the connection it accepted with the sync
 worker's request handling: gunicorn's parser and its request-line and header limits,
-one request per connection (``Connection: close``), the access log. A worker whose
+one request per connection (``Connection: close``), the access log; a plain
+``GET /sparql`` is read and answered by ``plain_get`` instead. A worker whose
 threads are all busy accepts nothing, so another worker gets the connection. The
 main thread sends gunicorn's heartbeat; on a stop the threads finish their requests
 (up to ``graceful_timeout``).
@@ -26,12 +27,15 @@ import select
 import socket
 import threading
 import time
+from datetime import datetime
+from types import SimpleNamespace
 from typing import Any
 
-from gunicorn import util
+from gunicorn import SERVER, util
 from gunicorn.workers.sync import SyncWorker
 
 from middleware.server.address_gate import AddressGate
+from middleware.server.plain_get import PlainGet, answer_plain_get, peek_plain_get
 from middleware.server.tarpit import Tarpit
 
 _gate: AddressGate | None = None
@@ -111,4 +115,28 @@ class AcceptingThreadWorker(SyncWorker):  # type: ignore[misc]
             return
         client.setblocking(True)
         util.close_on_exec(client)
-        self.handle(listener, client, address)
+        server = listener.getsockname()
+        plain = peek_plain_get(client, address, (str(server[0]), int(server[1])), SERVER)
+        if plain is None:
+            self.handle(listener, client, address)
+        else:
+            self._answer(client, plain)
+
+    def _answer(self, client: socket.socket, plain: PlainGet) -> None:
+        """A plain ``GET /sparql`` without gunicorn's parser, in its access log."""
+        environ = plain.environ
+        environ["gunicorn.socket"] = environ.pop("werkzeug.socket")
+        environ["SERVER_SOFTWARE"] = SERVER
+        started = datetime.now()
+        try:
+            answer = answer_plain_get(self.wsgi, client, plain, SERVER)
+        except OSError:  # the client left: nobody to answer (gunicorn drops it too)
+            return
+        finally:
+            util.close_graceful(client)
+        self.nr += 1
+        if self.nr >= self.max_requests:
+            self.alive = False  # gunicorn's max_requests: this worker is replaced
+        reply = SimpleNamespace(status=answer.status, sent=answer.sent, headers=answer.headers)
+        headers = [(k[5:].replace("_", "-"), v) for k, v in environ.items() if k[:5] == "HTTP_"]
+        self.log.access(reply, headers, environ, datetime.now() - started)

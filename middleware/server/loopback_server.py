@@ -173,9 +173,10 @@ class LoopbackServer(BaseWSGIServer):
     def _answer(self, request: socket.socket, client: Any, plain: PlainGet) -> None:
         """A plain ``GET /sparql`` without Werkzeug's handler, logged as it logs."""
         try:
-            code = answer_plain_get(self.app, request, plain, self.software)
+            answer = answer_plain_get(self.app, request, plain, self.software)
         except OSError:  # the client left: nobody to answer (Werkzeug drops it too)
             return
         line = uri_to_iri(plain.request_line).translate(_CONTROL)
         stamp = time.strftime("%d/%b/%Y %H:%M:%S")
+        code = answer.status.partition(" ")[0]
         self.log("info", f'{client[0]} - - [{stamp}] "{line}" {code} -')

@@ -112,10 +112,19 @@ def _environ(
     }
 
 
-def answer_plain_get(app: Any, sock: socket.socket, plain: PlainGet, software: str) -> str:
+@dataclass(frozen=True)
+class PlainAnswer:
+    """What was sent, for the access log: the status, the app's headers, the body size."""
+
+    status: str
+    headers: list[tuple[str, str]]
+    sent: int
+
+
+def answer_plain_get(app: Any, sock: socket.socket, plain: PlainGet, software: str) -> PlainAnswer:
     """Take ``plain``'s head off ``sock``, run ``app`` on it and send its response in
-    one write, as Werkzeug's server would word it (``Server``, ``Date``, ``Connection:
-    close``); the status code, for the access log."""
+    one write, worded as the servers word theirs (``Server: software``, ``Date``,
+    ``Connection: close``)."""
     sock.recv(plain.length, socket.MSG_WAITALL)  # all of it arrived: it was peeked
     started: list[Any] = []
 
@@ -138,7 +147,7 @@ def answer_plain_get(app: Any, sock: socket.socket, plain: PlainGet, software: s
         lines.append(f"Content-Length: {len(body)}")
     lines += ["Connection: close", "", ""]
     sock.sendall("\r\n".join(lines).encode("latin-1") + body)
-    return str(status).partition(" ")[0]
+    return PlainAnswer(status, headers, len(body))
 
 
 @runtime_checkable

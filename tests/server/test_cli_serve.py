@@ -126,9 +126,15 @@ def test_gunicorn_threads_each_take_their_own_connections(environment: dict[str,
             reply = httpx.get(f"{url}/healthz", timeout=10)
             assert reply.status_code == 200
             assert reply.headers["connection"] == "close"
+            query = {"query": "ASK { ?s ?p ?o }"}
+            key = {"Authorization": "Bearer serve-test-key"}
+            plain = httpx.get(f"{url}/sparql", params=query, headers=key, timeout=10)
+            assert plain.json() == {"head": {}, "boolean": True}
+            assert plain.headers["server"] == "gunicorn"
+            assert plain.headers["connection"] == "close"
         finally:
             for sock in silent:
                 sock.close()
         os.killpg(process.pid, signal.SIGTERM)
-        process.communicate(timeout=30)
-        assert process.returncode is not None
+        out, _ = process.communicate(timeout=30)
+        assert b'"GET /sparql?query=ASK' in out and b" 200 " in out  # the access log

@@ -178,5 +178,8 @@ class LoopbackServer(BaseWSGIServer):
             return
         line = uri_to_iri(plain.request_line).translate(_CONTROL)
         stamp = time.strftime("%d/%b/%Y %H:%M:%S")
+        with contextlib.suppress(OSError):  # pipelined bytes: read, so the close is no reset
+            while request.recv(65536, socket.MSG_DONTWAIT):
+                pass
         code = answer.status.partition(" ")[0]
         self.log("info", f'{client[0]} - - [{stamp}] "{line}" {code} -')

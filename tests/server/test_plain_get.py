@@ -124,3 +124,10 @@ def test_the_lean_path_answers_and_logs_as_werkzeugs_handler_does(
         if "GET /sparql" in r.getMessage()
     ]
     assert len(logged) == 2 and logged[0] == logged[1]
+
+
+def test_a_pipelined_second_request_does_not_cut_the_first_answer(app: Flask) -> None:
+    with _serving(app, True) as port:
+        status, headers, body = _exchange(port, PLAIN + PLAIN)
+    assert status == "HTTP/1.1 200 OK" and headers["Connection"] == "close"
+    assert len(body) == int(headers["Content-Length"])

@@ -31,6 +31,7 @@ from middleware.server.sparql_proxy import answer, client_socket, service_url
 from middleware.server.state import ServiceState
 
 _PARAMETERS = frozenset(("query", "source", "format"))
+_PARSED = "kgmw.sparql_args"  # set by the server alone: no request header maps to it
 _NO_DATASET = QueryDataset()
 WSGIApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
 
@@ -107,7 +108,11 @@ class SparqlFastPath:
 def plain_query(environ: dict[str, Any]) -> dict[str, str] | None:
     """The parameters of a request the fast path answers, None for any other: a
     ``GET /sparql`` at the root, without body or ``Origin``, with one non-blank
-    ``query`` and at most one ``source`` and one ``format``."""
+    ``query`` and at most one ``source`` and one ``format``. Remembered in the environ,
+    so the HTTP server's check and the fast path's parse the query string once."""
+    known = environ.get(_PARSED)
+    if isinstance(known, dict):
+        return known
     if (
         environ.get("REQUEST_METHOD") != "GET"
         or environ.get("PATH_INFO") != "/sparql"
@@ -131,6 +136,7 @@ def plain_query(environ: dict[str, Any]) -> dict[str, str] | None:
         return None
     if not args.get("query", "").strip():
         return None
+    environ[_PARSED] = args
     return args
 
 

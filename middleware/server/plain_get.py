@@ -6,7 +6,8 @@ query. ``peek_plain_get`` looks at what the client has sent so far without takin
 (``MSG_PEEK``) and accepts only the simplest request: a complete head of at most
 ``HEAD_LIMIT`` bytes, ``GET /sparql?...`` in HTTP/1.0 or 1.1 with printable ASCII in
 the target, well-formed header lines (token names, no control characters, no folded
-lines, at most ``MAX_HEADERS``), no body, no ``Expect`` or ``Upgrade``, nothing the
+lines, at most ``MAX_HEADERS``), no body, no ``Expect`` or ``Upgrade``, no forwarded
+scheme (gunicorn reads ``X-Forwarded-Proto`` from a proxy on loopback), nothing the
 ``/sparql`` fast path would pass on to Flask (``sparql_fast.plain_query``). Anything
 else, including a head still arriving, is left unread for the full handler.
 """
@@ -27,7 +28,18 @@ HEAD_LIMIT = 8192  # bytes of request line and headers
 MAX_HEADERS = 100
 _TARGET = re.compile(rb"/sparql\?[\x21-\x22\x24-\x7e]*")  # printable ASCII, no '#'
 _HEADER = re.compile(rb"([!#$%&'*+.^`|~0-9A-Za-z-]+):[ \t]*([\x20-\x7e\t]*?)[ \t]*")
-_REFUSED = frozenset(("CONTENT_LENGTH", "HTTP_TRANSFER_ENCODING", "HTTP_EXPECT", "HTTP_UPGRADE"))
+_REFUSED = frozenset(  # a body, or a scheme a proxy in front may set (gunicorn heeds them)
+    (
+        "CONTENT_LENGTH",
+        "HTTP_TRANSFER_ENCODING",
+        "HTTP_EXPECT",
+        "HTTP_UPGRADE",
+        "HTTP_FORWARDED",
+        "HTTP_X_FORWARDED_PROTO",
+        "HTTP_X_FORWARDED_PROTOCOL",
+        "HTTP_X_FORWARDED_SSL",
+    )
+)
 
 
 @dataclass(frozen=True)

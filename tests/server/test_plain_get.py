@@ -63,6 +63,7 @@ def test_a_plain_get_is_read_into_the_environ_the_full_handler_makes() -> None:
         PLAIN.replace("Host: h:1", "Content-Length: 4"),
         PLAIN.replace("Host: h:1", "Transfer-Encoding: chunked"),
         PLAIN.replace("Host: h:1", "Expect: 100-continue"),
+        PLAIN.replace("Host: h:1", "X-Forwarded-Proto: https"),  # the scheme: the server's
         PLAIN.replace("Host: h:1", "Origin: https://example.org"),  # CORS: the app's
         PLAIN.replace(TARGET, TARGET + "&update=x", 1),
         PLAIN.replace(TARGET, TARGET + "#frag", 1),

@@ -84,7 +84,7 @@ def _announce(settings: Settings) -> None:
 
 def _uses_gunicorn(settings: Settings) -> bool:
     """Several workers, or any address beyond this machine: the production server
-    (worker timeouts, keep-alive limits); the development server only on loopback."""
+    (worker timeouts, request limits); the development server only on loopback."""
     return settings.server_workers > 1 or not _loopback(settings.server_host)
 
 
@@ -98,22 +98,16 @@ def _loopback(host: str) -> bool:
 
 
 def _run_development_server(settings: Settings) -> None:
-    from werkzeug.serving import make_server
+    from middleware.server.loopback_server import LoopbackServer
 
-    gate, pit = AddressGate(), Tarpit(settings.server_refused_hold)
-    server = make_server(
-        settings.server_host, settings.server_port, create_app(settings, gate=gate), threaded=True
+    gate = AddressGate()
+    server = LoopbackServer(
+        settings.server_host,
+        settings.server_port,
+        create_app(settings, gate=gate),
+        gate=gate if settings.server_refuse_at_connection else None,  # else 429s in the app
+        pit=Tarpit(settings.server_refused_hold),
     )
-    process = server.process_request
-
-    def process_request(request: Any, client: Any) -> None:
-        if gate.refused(str(client[0])):  # before its request is read or a thread started
-            pit.hold(request)
-            return
-        process(request, client)
-
-    if settings.server_refuse_at_connection:  # else refusals stay 429s inside the app
-        server.process_request = process_request  # type: ignore[method-assign,assignment]
     try:
         server.serve_forever()
     except KeyboardInterrupt:
@@ -137,11 +131,10 @@ def _run_gunicorn(settings: Settings) -> None:
             options: dict[str, Any] = {
                 "bind": f"{settings.server_host}:{settings.server_port}",
                 "workers": settings.server_workers,
-                "worker_class": "middleware.server.gunicorn_workers.GuardedThreadWorker",
-                "threads": 4,
+                "worker_class": "middleware.server.gunicorn_workers.AcceptingThreadWorker",
+                "threads": 4,  # each accepts its own connections, one request each
                 "timeout": GUNICORN_TIMEOUT,
                 "graceful_timeout": 30,
-                "keepalive": 5,  # an idle connection is closed after 5 s
                 "limit_request_line": 8190,
                 "limit_request_fields": 100,
                 "accesslog": "-",

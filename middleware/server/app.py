@@ -16,15 +16,17 @@ from flask import Flask, Response, g, request
 from werkzeug.exceptions import RequestEntityTooLarge
 
 from middleware.config import Settings
-from middleware.errors import PayloadTooLarge, RateLimited, Unauthorized
+from middleware.errors import PayloadTooLarge
 from middleware.kg.operations import GraphOperations
 from middleware.llm.base import LLM
 from middleware.server import answers, chat, sparql_proxy, status
 from middleware.server.address_gate import AddressGate
+from middleware.server.admission import Admission
 from middleware.server.context import METRICS_KEY, STATE_KEY
 from middleware.server.errors import register_error_handlers
-from middleware.server.guard import ADDRESS_CALLER, ApiKeys, CorsPolicy, RateLimiter
+from middleware.server.guard import CorsPolicy
 from middleware.server.metrics import Metrics
+from middleware.server.sparql_fast import SparqlFastPath
 from middleware.server.state import ServiceState
 
 # Routes anyone may call: probes, the description, and the page (its requests need a key).
@@ -60,7 +62,11 @@ def create_app(
     for blueprint in (answers.blueprint, chat.blueprint, sparql_proxy.blueprint, status.blueprint):
         app.register_blueprint(blueprint)
     register_error_handlers(app, lambda err: metrics.count_error(type(err).__name__))
-    _install_guards(app, settings, metrics)
+    admission = Admission(settings, app.config[STATE_KEY])
+    _install_guards(app, settings, admission, metrics)
+    app.wsgi_app = SparqlFastPath(  # type: ignore[method-assign]
+        app, app.wsgi_app, admission, app.config[STATE_KEY], metrics
+    )
     return app
 
 
@@ -86,10 +92,7 @@ def _check_body_size(max_body: int) -> None:
         )
 
 
-def _install_guards(app: Flask, settings: Settings, metrics: Metrics) -> None:
-    keys = ApiKeys.parse(settings.server_api_keys, settings.key_grants)
-    limiter = RateLimiter(settings.server_rate_limit)
-    failures = RateLimiter(settings.server_auth_failures)  # per client address
+def _install_guards(app: Flask, settings: Settings, admission: Admission, metrics: Metrics) -> None:
     cors = CorsPolicy.parse(settings.server_cors_origins)
     max_body = settings.server_max_body
 
@@ -102,24 +105,13 @@ def _install_guards(app: Flask, settings: Settings, metrics: Metrics) -> None:
         _check_body_size(max_body)
         if request.endpoint in OPEN_ENDPOINTS:
             return None
-        address = f"{ADDRESS_CALLER}{request.remote_addr}"
-        caller = None
-        if keys.enabled:
-            try:
-                failures.refuse_if_spent(address, "failed authentications")
-            except RateLimited as err:  # later connections are closed before HTTP
-                app.config[STATE_KEY].gate.refuse(request.remote_addr or "", err.retry_after)
-                raise
-            try:
-                caller = keys.caller(request.headers.get("Authorization"))
-            except Unauthorized:
-                failures.spend(address)
-                raise
-        g.caller = caller or address  # who the /sparql penalty box sees
-        g.grant = keys.grant(caller)  # what a [keys.NAME] key may use; None: everything
-        limiter.check(caller or address)
-        if request.endpoint == "sparql.sparql":
-            app.config[STATE_KEY].penalties.check(g.caller)
+        admitted = admission.admit(
+            request.remote_addr,
+            request.headers.get("Authorization"),
+            sparql=request.endpoint == "sparql.sparql",
+        )
+        g.caller = admitted.caller  # who the /sparql penalty box sees
+        g.grant = admitted.grant  # what a [keys.NAME] key may use; None: everything
         return None
 
     @app.after_request

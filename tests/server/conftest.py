@@ -8,7 +8,6 @@ from typing import Any
 
 import pytest
 from flask import Flask
-from werkzeug.serving import make_server
 
 from middleware.config import Settings
 from middleware.kg.backends.local import LocalStore
@@ -16,16 +15,18 @@ from middleware.kg.sample import sample_store
 from middleware.llm.local import EmbeddedLLM, bundled_model_path
 from middleware.server import create_app
 from middleware.server.context import STATE_KEY
+from middleware.server.loopback_server import LoopbackServer
 from middleware.support.cache_dir import cache_root
 from tests.cli_helpers import rok_script
 
 
 class LiveServer:
-    """An app served on 127.0.0.1 at a port the OS picked."""
+    """An app served on 127.0.0.1 at a port the OS picked, by ``kgmw serve``'s
+    development server."""
 
     def __init__(self, app: Flask) -> None:
         self.app = app
-        self._server = make_server("127.0.0.1", 0, app, threaded=True)
+        self._server = LoopbackServer("127.0.0.1", 0, app)
         self.url = f"http://127.0.0.1:{self._server.server_port}"
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
         self._thread.start()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -109,3 +110,31 @@ def test_serve_beyond_loopback_runs_the_production_server() -> None:
     assert uses(server_host="127.0.0.1", server_workers=2)
     assert uses(server_host="0.0.0.0")
     assert uses(server_host="192.168.1.5")
+
+
+@pytest.mark.slow
+def test_gunicorn_threads_each_take_their_own_connections(environment: dict[str, str]) -> None:
+    """A connection that holds a thread (its request never completes) holds only that
+    one: with 2 workers of 4 threads, 6 such connections leave room for a request,
+    which is answered and its connection closed; a stop still ends the server."""
+    with start(["--workers", "2"], environment) as (url, process):
+        port = int(url.rsplit(":", 1)[1])
+        silent = [socket.create_connection(("127.0.0.1", port)) for _ in range(6)]
+        try:
+            for sock in silent:
+                sock.sendall(b"GET /healthz HT")
+            reply = httpx.get(f"{url}/healthz", timeout=10)
+            assert reply.status_code == 200
+            assert reply.headers["connection"] == "close"
+            query = {"query": "ASK { ?s ?p ?o }"}
+            key = {"Authorization": "Bearer serve-test-key"}
+            plain = httpx.get(f"{url}/sparql", params=query, headers=key, timeout=10)
+            assert plain.json() == {"head": {}, "boolean": True}
+            assert plain.headers["server"] == "gunicorn"
+            assert plain.headers["connection"] == "close"
+        finally:
+            for sock in silent:
+                sock.close()
+        os.killpg(process.pid, signal.SIGTERM)
+        out, _ = process.communicate(timeout=30)
+        assert b'"GET /sparql?query=ASK' in out and b" 200 " in out  # the access log

@@ -1,0 +1,60 @@
+"""Who a request comes from and whether it may go on, one check for every way in.
+
+The Flask app's ``before_request`` hook and the ``/sparql`` fast path
+(``middleware.server.sparql_fast``) both ask ``Admission.admit``: the API key (and the
+failed authentications of the address), the rate limit, and for ``/sparql`` the
+penalty box.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from middleware.config import Settings
+from middleware.config.key_grants import KeyGrant
+from middleware.errors import RateLimited, Unauthorized
+from middleware.server.guard import ADDRESS_CALLER, ApiKeys, RateLimiter
+from middleware.server.state import ServiceState
+
+
+@dataclass(frozen=True)
+class Admitted:
+    """The caller id (``key:NAME``, else ``addr:IP``: who the penalty box sees) and
+    what its key may use (None: everything)."""
+
+    caller: str
+    grant: KeyGrant | None
+
+
+class Admission:
+    """The keys, the failed-authentication allowance and the rate limit of ``settings``."""
+
+    def __init__(self, settings: Settings, state: ServiceState) -> None:
+        self.keys = ApiKeys.parse(settings.server_api_keys, settings.key_grants)
+        self.limiter = RateLimiter(settings.server_rate_limit)
+        self.failures = RateLimiter(settings.server_auth_failures)  # per client address
+        self.state = state
+
+    def admit(
+        self, remote_addr: str | None, authorization: str | None, *, sparql: bool = False
+    ) -> Admitted:
+        """The caller of a request from ``remote_addr`` with header ``authorization``;
+        Unauthorized, RateLimited (``sparql``: also while in the penalty box)."""
+        address = f"{ADDRESS_CALLER}{remote_addr}"
+        caller = None
+        if self.keys.enabled:
+            try:
+                self.failures.refuse_if_spent(address, "failed authentications")
+            except RateLimited as err:  # later connections are closed before HTTP
+                self.state.gate.refuse(remote_addr or "", err.retry_after)
+                raise
+            try:
+                caller = self.keys.caller(authorization)
+            except Unauthorized:
+                self.failures.spend(address)
+                raise
+        admitted = Admitted(caller or address, self.keys.grant(caller))
+        self.limiter.check(admitted.caller)
+        if sparql:
+            self.state.penalties.check(admitted.caller)
+        return admitted

@@ -1,0 +1,90 @@
+"""The development server: threads that accept their own connections, grown on demand."""
+
+from __future__ import annotations
+
+import socket
+import threading
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from middleware.server.address_gate import AddressGate
+from middleware.server.loopback_server import LoopbackServer, _Writer
+from middleware.server.tarpit import Tarpit
+
+
+def _hello(environ: dict[str, Any], start_response: Any) -> Iterable[bytes]:
+    body = environ["REMOTE_ADDR"].encode()
+    start_response("200 OK", [("Content-Length", str(len(body)))])
+    return [body]
+
+
+@contextmanager
+def _running(server: LoopbackServer) -> Iterator[LoopbackServer]:
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield server
+    finally:
+        server.shutdown()
+        thread.join(10)
+        server.server_close()
+    assert not thread.is_alive()
+
+
+def _get(port: int, source: str = "127.0.0.1") -> bytes:
+    with socket.create_connection(("127.0.0.1", port), 5, (source, 0)) as sock:
+        sock.sendall(b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        chunks = []
+        while chunk := sock.recv(4096):
+            chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def test_connections_are_served_by_threads_started_before_them() -> None:
+    with _running(LoopbackServer("127.0.0.1", 0, _hello, spare=2)) as server:
+        for _ in range(30):
+            assert _get(server.server_port).endswith(b"127.0.0.1")
+        assert server.threads_started == 2  # none per connection
+
+
+def test_a_connection_that_holds_its_thread_does_not_hold_the_others() -> None:
+    with _running(LoopbackServer("127.0.0.1", 0, _hello, spare=1)) as server:
+        silent = [socket.create_connection(("127.0.0.1", server.server_port)) for _ in range(4)]
+        try:
+            for sock in silent:  # each holds a thread, waiting for its request line
+                sock.sendall(b"GET / HT")
+            assert _get(server.server_port).endswith(b"127.0.0.1")
+            assert server.threads_started >= 5
+        finally:
+            for sock in silent:
+                sock.close()
+
+
+def test_a_refused_address_is_held_unread_before_any_thread_reads_it() -> None:
+    gate = AddressGate()
+    gate.refuse("127.0.0.7", 60)
+    pit = Tarpit(60)
+    with _running(LoopbackServer("127.0.0.1", 0, _hello, gate=gate, pit=pit)) as server:
+        with socket.create_connection(("127.0.0.1", server.server_port), 5, ("127.0.0.7", 0)):
+            for _ in range(100):
+                if pit.held():
+                    break
+                threading.Event().wait(0.02)
+            assert pit.held() == 1
+        assert _get(server.server_port).endswith(b"127.0.0.1")  # others are served
+
+
+def test_the_headers_go_out_with_the_first_body_bytes() -> None:
+    sent: list[bytes] = []
+
+    class Recorder:
+        def sendall(self, data: bytes) -> None:
+            sent.append(data)
+
+    writer = _Writer(Recorder())  # type: ignore[arg-type]
+    writer.held = b"HTTP/1.1 200 OK\r\n\r\n"
+    writer.write(b"body")
+    writer.write(b"more")
+    writer.flush()
+    assert sent == [b"HTTP/1.1 200 OK\r\n\r\nbody", b"more"]

@@ -17,11 +17,13 @@ from typing import Any
 
 import pytest
 
+from middleware.config.methods import PlanSettings
 from middleware.kg.backends.endpoint import SparqlEndpoint
 from middleware.kg.profiles import load_profile
 from middleware.llm.scripted import ScriptedLLM
 from middleware.methods import qsm as qsm_module
 from middleware.methods.answer import Answer
+from middleware.methods.plan import Plan
 from middleware.methods.pseudograph import PseudoGraph
 from middleware.methods.qsm import QSM
 from middleware.text.embeddings import HashEncoder
@@ -159,3 +161,38 @@ def test_cross_multi_source_one_half_failing_mid_run_leaves_the_other(
     assert any("source 'wikidata' failed (EndpointError)" in n for n in base.notes)
     assert any("source 'wikidata' failed" in w for w in answer.warnings)
     assert answer.answer == "unknown"  # the birthplace lived in the half that failed
+
+
+def plan_method(min_confidence: float = 1.0) -> Plan:
+    llm = ScriptedLLM([("Answer:$", lambda p: answer_from(p.rsplit("Facts:", 1)[-1]))])
+    config = PlanSettings(min_confidence=min_confidence)
+    return Plan(llm, encoder=HashEncoder(), config=config)
+
+
+def test_cross_plan_plans_each_half_and_answers_from_both(
+    freebase: SparqlEndpoint, wikidata_server: tuple[SparqlEndpoint, Any]
+) -> None:
+    wikidata, _ = wikidata_server
+    answer = plan_method().run("Where was Christopher Nolan born?", sources=[freebase, wikidata])
+    plan = next(s for s in answer.steps if s.name == "plan")
+    assert set(plan.parsed) == {"freebase", "wikidata"}
+    walked = {hop.triple.source for p in answer.evidence.paths for hop in p.path.hops}
+    assert walked == {"freebase", "wikidata"}
+    assert answer.answer == "London"
+    assert [(e.label, e.source) for e in answer.entities] == [("London", "wikidata")]
+
+
+def test_cross_multi_source_plan_with_one_half_down_answers_from_the_other(
+    freebase: SparqlEndpoint, wikidata_server: tuple[SparqlEndpoint, subprocess.Popen[bytes]]
+) -> None:
+    wikidata, process = wikidata_server
+    process.terminate()
+    process.wait(timeout=10)
+    answer = plan_method(0.0).run(
+        "Which film did Christopher Nolan direct?", sources=[freebase, wikidata]
+    )
+    plan = next(s for s in answer.steps if s.name == "plan")
+    assert set(plan.parsed) == {"freebase"}
+    assert any("source 'wikidata' failed" in n for n in plan.notes)
+    assert answer.answer == "Inception" and answer.usage["llm_calls"] == 0
+    assert {e.source for e in answer.entities} == {"freebase"}

@@ -4,7 +4,8 @@ A profile is a YAML file in ``mappings/`` (or any path). It names the label, ali
 and description predicates, the type predicates (typing, never a relation hop), the language, the predicates to ignore, template
 overrides (e.g. a search template), the server's SPARQL dialect (``virtuoso``: the
 templates in ``sparql/virtuoso/`` first), the relation ontology and, for delimited
-triple files, how names become IRIs.
+triple files, how names become IRIs; ``same_as``, the link property naming another
+source's entities (``kg/sameas.py``).
 
 >>> p = load_profile("metaqa")
 >>> p.name, p.language, p.delimited is not None
@@ -23,6 +24,7 @@ import yaml
 from pyoxigraph import NamedNode
 
 from middleware.errors import ConfigError, NotFound
+from middleware.kg.sameas import SameAsRule, parse_rule
 from middleware.support.resources import resource_dir
 
 RDFS_LABEL = "http://www.w3.org/2000/01/rdf-schema#label"
@@ -79,6 +81,7 @@ class Profile:
     dialect: str = "sparql11"  # the server's SPARQL: a folder in sparql/ whose templates win
     row_cap: int | None = None  # the server's result row cap (Virtuoso: ResultSetMaxRows)
     time_limit: float | None = None  # seconds the server allows one query (WDQS: 60)
+    same_as: SameAsRule | None = None  # links to another source's entities (P646)
 
     @property
     def skipped_predicates(self) -> tuple[NamedNode, ...]:
@@ -201,4 +204,5 @@ def load_profile(name_or_path: str = "generic") -> Profile:
         dialect=dialect,
         row_cap=row_cap,
         time_limit=None if time_limit is None else float(time_limit),
+        same_as=None if not data.get("same_as") else parse_rule(data["same_as"], prefixes, where),
     )

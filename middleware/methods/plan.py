@@ -32,6 +32,7 @@ from middleware.llm.base import LLM
 from middleware.llm.templates import render
 from middleware.methods.answer import Answer, AnswerEntity, Evidence, EvidencePath
 from middleware.methods.method import MethodBase
+from middleware.methods.plan_sources import answer_across
 from middleware.methods.run import Run
 from middleware.methods.steps import Candidates, final_answer, finish, ground
 from middleware.planning.memory import memory_location, open_memory
@@ -46,7 +47,6 @@ class Plan(MethodBase):
     """Relation-path planning (``plan``): 0 LLM calls when a plan is confident, else 1."""
 
     name = "plan"
-    multi_source = False  # a path memory belongs to one source
 
     def __init__(
         self,
@@ -123,6 +123,8 @@ class Plan(MethodBase):
             step.parsed = picked.option
 
     def answer(self, run: Run) -> Answer:
+        if len(run.graphs) > 1:
+            return answer_across(self, run, plan_evidence)
         graph = run.graphs[0]
         planner, planning = self.plan_step(run)
         verbalizer = planner.verbalizer

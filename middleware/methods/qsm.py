@@ -30,6 +30,7 @@ from middleware.methods.collect import (
     neighbourhood,
     top_matches,
 )
+from middleware.methods.links import cross_link, merge_entities
 from middleware.methods.method import MethodBase
 from middleware.methods.run import Run
 from middleware.methods.sources import fan_out
@@ -72,11 +73,17 @@ class QSM(MethodBase):
             for failure in linked.failures:
                 run.warn(f"{failure}; answered from the other sources", step)
 
+        extra = cross_link(
+            run,
+            [g for g, _ in linked.results],
+            {g.name: [n.entity.iri for n in names] for g, names in linked.results},
+        )
+
         def gather(graph: KnowledgeGraph) -> list[BaseTriple]:
             names = next(n for g, n in linked.results if g is graph)
             return neighbourhood(
                 graph,
-                [n.entity.iri for n in names],
+                [n.entity.iri for n in names] + extra[graph.name],
                 per_entity=config.neighbors_per_entity,
                 verbalizer=self.verbalizer(graph),
             )
@@ -116,6 +123,7 @@ class QSM(MethodBase):
                 for graph, _ in gathered.results
             ],
         )
+        entities = merge_entities(run, [g for g, _ in gathered.results], entities)
         return finish(
             run,
             text,

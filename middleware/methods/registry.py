@@ -122,7 +122,6 @@ SPECS: tuple[MethodSpec, ...] = (
         "Plan: relation paths voted by learned questions (kgmw learn) or ranked zero-shot, walked in the graph; 0-1 LLM calls",
         _plan,
         PlanSettings,
-        multi_source=False,
     ),
     MethodSpec(
         "ksl",

@@ -45,6 +45,7 @@ from middleware.methods.collect import (
     neighbourhood,
     top_matches,
 )
+from middleware.methods.links import cross_link, merge_entities
 from middleware.methods.method import MethodBase
 from middleware.methods.pseudograph.cypher import CypherGraph, parse_cypher
 from middleware.methods.pseudograph.facts import answer_in_braces, fact_key, parse_fact_lines
@@ -118,6 +119,7 @@ class _PseudoGraphRun:
             )
         text = final_answer(self.run, fixed, evidence, prompt="pg_answer", parse=answer_in_braces)
         entities = ground(self.run, text, self.candidates(sources, ground_graph))
+        entities = merge_entities(self.run, [s.graph for s in sources], entities)
         return finish(self.run, text, entities=entities, evidence=evidence, grounding=grounding)
 
     # -- call 1 -------------------------------------------------------------------------
@@ -151,9 +153,15 @@ class _PseudoGraphRun:
             }
             self._report(linked.failures, step)
 
+        extra = cross_link(
+            self.run,
+            [g for g, _ in linked.results],
+            {g.name: [n.entity.iri for n in s.linked] for g, s in linked.results},
+        )
+
         def base_graph(graph: KnowledgeGraph) -> list[BaseTriple]:
             share = next(s for g, s in linked.results if g is graph)
-            iris = [n.entity.iri for n in share.linked]
+            iris = [n.entity.iri for n in share.linked] + extra[graph.name]
             return neighbourhood(
                 graph, iris, per_entity=config.neighbors_per_entity, verbalizer=share.verbalizer
             )

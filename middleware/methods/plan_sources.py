@@ -1,0 +1,99 @@
+"""``plan`` over several sources: each source planned on its own, the plans merged.
+
+A path memory belongs to one source, so each source is planned with its own planner
+(its memory, or zero-shot) in one step ``plan`` (``parsed``: each source's planning).
+The evidence is every source's walks; the most confident planning gives the answer
+with no LLM call when it reaches ``plan_min_confidence``, else one LLM call answers
+from all the walks and is grounded in every source. A walk stays inside its source:
+a relation path whose hops lie in two sources is not walked (docs/methods.md). A
+source that fails is named in the step's notes and the others answer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Protocol
+
+from pyoxigraph import NamedNode
+
+from middleware.config.methods import PlanSettings
+from middleware.kg.base import KnowledgeGraph
+from middleware.methods.answer import Answer, AnswerEntity, Evidence
+from middleware.methods.links import merge_entities
+from middleware.methods.run import Run
+from middleware.methods.sources import fan_out
+from middleware.methods.steps import Candidates, final_answer, finish, ground
+from middleware.planning.planner import Planner, Planning
+from middleware.text.linking import EntityLinker
+from middleware.text.verbalize import Verbalizer
+
+
+class Planners(Protocol):
+    """What this needs of the ``plan`` method: its settings, planners and linkers."""
+
+    config: PlanSettings
+
+    def planner(self, graph: KnowledgeGraph) -> tuple[Planner, list[str]]: ...
+
+    def linker(self, graph: KnowledgeGraph) -> EntityLinker: ...
+
+
+def answer_across(
+    method: Planners, run: Run, plan_evidence: Callable[[Planning, Verbalizer], Evidence]
+) -> Answer:
+    """The answer from every source's planning (see the module's docstring)."""
+
+    def plan(graph: KnowledgeGraph) -> Planning:
+        planner, warnings = method.planner(graph)
+        for warning in warnings:
+            run.warn(f"{graph.name}: {warning}")
+        return planner.plan(run.question)
+
+    with run.step("plan") as step:
+        planned = fan_out(run.graphs, plan)
+        step.parsed = {g.name: p.to_dict() for g, p in planned.results}
+        for failure in planned.failures:
+            run.warn(f"{failure}; planned in the other sources", step)
+        for graph, planning in planned.results:
+            step.notes += [f"{graph.name}: {note}" for note in planning.notes]
+    paths = []
+    for graph, planning in planned.results:
+        paths += plan_evidence(planning, method.planner(graph)[0].verbalizer).paths
+    evidence = Evidence(paths=paths)
+    if not paths:
+        run.warn("no planner evidence in any source")
+    best_graph, best = max(planned.results, key=lambda pair: pair[1].confidence)
+    if best.plans and best.confidence >= method.config.min_confidence and not run.choices:
+        verbalizer = method.planner(best_graph)[0].verbalizer
+        with run.step("answer") as step:
+            chosen = best.answers()[: method.config.answer_items]
+            verbalizer.prepare(chosen)
+            names = [verbalizer.name(n) for n in chosen]
+            step.parsed = text = ", ".join(names)
+        entities = [
+            AnswerEntity(n.value, name, best_graph.name)
+            for n, name in zip(chosen, names, strict=True)
+        ]
+        return finish(
+            run,
+            text,
+            entities=entities,
+            evidence=evidence,
+            grounding="paths",
+            support=best.confidence,
+        )
+    text = final_answer(run, [p.text for p in evidence.paths], evidence)
+    candidates = []
+    for graph, _ in planned.results:
+        nodes = [
+            n
+            for p in evidence.paths
+            for n in p.path.nodes
+            if isinstance(n, NamedNode) and p.path.hops[0].triple.source == graph.name
+        ]
+        planner = method.planner(graph)[0]
+        candidates.append(Candidates(graph, method.linker(graph), nodes, planner.verbalizer))
+    entities = merge_entities(run, [g for g, _ in planned.results], ground(run, text, candidates))
+    return finish(
+        run, text, entities=entities, evidence=evidence, grounding="paths" if evidence else "none"
+    )

@@ -19,7 +19,7 @@ import io
 import os
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -101,7 +101,7 @@ def load_llama(path: Path, *, context: int, threads: int) -> Any:
                 raise ConfigError(f"no GGUF model at {path}", hint="check llm_model_path")
             chatter = io.StringIO()  # llama.cpp notes printed while loading, kept for errors
             try:
-                with contextlib.redirect_stderr(chatter):
+                with contextlib.redirect_stderr(chatter), _no_weight_repacking():
                     _LOADED[key] = Llama(
                         model_path=str(path),
                         n_ctx=context,
@@ -116,6 +116,31 @@ def load_llama(path: Path, *, context: int, threads: int) -> Any:
             if len(_LOADED) == 1:
                 atexit.register(close_models)
         return _LOADED[key]
+
+
+@contextlib.contextmanager
+def _no_weight_repacking() -> Iterator[None]:
+    """Load with llama.cpp's CPU weight repacking off (``use_extra_bufts``).
+
+    Built from source on AVX-512 machines, llama-cpp-python 0.3.36 crashes with SIGSEGV
+    in its first decode when the Q4_K weights are repacked; unpacked, the same build
+    runs. ``Llama`` has no argument for it, so its default model parameters are
+    wrapped while it loads (callers hold ``_LOAD_LOCK``, so no other load sees this).
+    """
+    from llama_cpp import llama_cpp as bindings  # where ``Llama`` reads its defaults
+
+    original = bindings.llama_model_default_params
+
+    def defaults() -> Any:
+        params = original()
+        params.use_extra_bufts = False
+        return params
+
+    bindings.llama_model_default_params = defaults
+    try:
+        yield
+    finally:
+        bindings.llama_model_default_params = original
 
 
 def gbnf_literal(text: str) -> str:

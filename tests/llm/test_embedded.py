@@ -97,3 +97,17 @@ def test_gbnf_literals_escape_everything_unusual() -> None:
     assert gbnf_literal("😀") == '"\\U0001F600"'
     grammar = options_grammar(["x", "x", "y"])
     assert grammar == 'root ::= " "? ( "x" | "y" )\n'
+
+
+def test_the_model_loads_with_weight_repacking_off() -> None:
+    """llama.cpp's CPU weight repacking crashed the first decode (SIGSEGV) on AVX-512
+    machines; models load with it off, and the library's defaults are restored after."""
+    from llama_cpp import llama_cpp as bindings  # what ``Llama`` reads its defaults from
+
+    from middleware.llm.local import _no_weight_repacking
+
+    original = bindings.llama_model_default_params
+    with _no_weight_repacking():
+        assert bindings.llama_model_default_params().use_extra_bufts is False
+    assert bindings.llama_model_default_params is original
+    assert bindings.llama_model_default_params().use_extra_bufts is True

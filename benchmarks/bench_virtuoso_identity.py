@@ -103,6 +103,16 @@ def evidence(graph: KnowledgeGraph, topics: list[str], answers: list[str]) -> Ev
     return {op: frozenset(v) for op, v in found.items()}
 
 
+def topic_name(store: KnowledgeGraph, topics: list[str]) -> str | None:
+    """The name of the question's first topic entity the graph holds."""
+    for topic in topics:
+        try:
+            return store.describe(to_iri(topic)).label
+        except NotFound:
+            continue
+    return None
+
+
 def link_key(graph: KnowledgeGraph, text: str) -> tuple[str, ...]:
     return tuple(str(e.iri) for e in graph.search(text, limit=10))
 
@@ -194,7 +204,7 @@ def compare(
         evidence_tally.agree("virtuoso", ours == theirs)
         if ours != theirs and len(differing) < 10:
             differing.append({"question": item.question, "ops": difference(ours, theirs)})
-        name = store.describe(to_iri(topics[0])).label if topics else None
+        name = topic_name(store, topics)
         if name:
             linked += 1
             mine = link_tally.run("embedded", partial(link_key, store, name))

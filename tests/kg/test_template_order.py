@@ -1,0 +1,62 @@
+"""Every LIMIT in a SPARQL template cuts ordered rows: two engines holding the same graph
+then cut the same rows, so their evidence agrees (benchmarks/bench_virtuoso_identity.py).
+
+A LIMIT needs an ORDER BY among the solution modifiers of its own (sub)query: between
+the brace that closes that query's WHERE and the LIMIT. The one exception is a LIMIT
+whose line ends in a ``# any rows:`` comment saying why the rows cut do not matter
+(a sample for statistics, an existence probe whose value is not read).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+SPARQL = Path(__file__).resolve().parents[2] / "sparql"
+TEMPLATES = sorted(SPARQL.rglob("*.rq"))
+_PLACEHOLDER = re.compile(r"\{\{.*?\}\}")
+_STRING = re.compile(r"\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*'")
+_COMMENT = re.compile(r"#[^\n]*")
+_IRI = re.compile(r"<[^<>\s]*>")
+
+
+def unordered_limits(text: str) -> list[str]:
+    """The lines of ``text`` holding a LIMIT with no ORDER BY in its own query."""
+    found = []
+    lines = text.splitlines()
+    flat = "\n".join(
+        _COMMENT.sub("", _IRI.sub("<>", _STRING.sub('""', _PLACEHOLDER.sub("X", line))))
+        for line in lines
+    )
+    for match in re.finditer(r"\bLIMIT\b", flat, re.IGNORECASE):
+        line = flat.count("\n", 0, match.start())
+        if "# any rows:" in lines[line]:
+            continue
+        modifiers = flat[flat.rfind("}", 0, match.start()) + 1 : match.start()]
+        if not re.search(r"\bORDER\s+BY\b", modifiers, re.IGNORECASE):
+            found.append(lines[line].strip())
+    return found
+
+
+def test_the_check_sees_both_kinds() -> None:
+    assert unordered_limits("SELECT ?x WHERE { ?x ?p ?o }\nLIMIT 5") == ["LIMIT 5"]
+    assert unordered_limits("SELECT ?x WHERE { ?x ?p ?o }\nORDER BY ?x\nLIMIT 5") == []
+    inner = "SELECT ?x WHERE {\n { SELECT ?x WHERE { ?x ?p ?o } LIMIT 9 }\n}\nORDER BY ?x"
+    assert unordered_limits(inner) == ["{ SELECT ?x WHERE { ?x ?p ?o } LIMIT 9 }"]
+    assert unordered_limits(inner.replace("LIMIT 9 }", "LIMIT 9 }  # any rows: a sample")) == []
+    # an ORDER BY of the outer query does not order an inner query's cut, and a LIMIT
+    # or ORDER BY in a comment, string or placeholder is no keyword
+    nested = "SELECT ?x WHERE { { SELECT ?x WHERE { ?x ?p 'ORDER BY' } LIMIT 2 } } ORDER BY ?x"
+    assert unordered_limits(nested) != []
+    assert unordered_limits("# LIMIT 3\nASK { ?s ?p {{limit}} }") == []
+
+
+@pytest.mark.parametrize("template", TEMPLATES, ids=lambda p: str(p.relative_to(SPARQL)))
+def test_every_limit_is_ordered(template: Path) -> None:
+    assert not unordered_limits(template.read_text(encoding="utf-8")), (
+        f"{template.name}: a LIMIT without ORDER BY cuts rows in whatever order the engine "
+        "reads them; order by the variables the caller reads, or end the line with "
+        "'# any rows: WHY'"
+    )

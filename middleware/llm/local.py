@@ -101,7 +101,7 @@ def load_llama(path: Path, *, context: int, threads: int) -> Any:
                 raise ConfigError(f"no GGUF model at {path}", hint="check llm_model_path")
             chatter = io.StringIO()  # llama.cpp notes printed while loading, kept for errors
             try:
-                with contextlib.redirect_stderr(chatter), _no_weight_repacking():
+                with contextlib.redirect_stderr(chatter), no_weight_repacking():
                     _LOADED[key] = Llama(
                         model_path=str(path),
                         n_ctx=context,
@@ -119,13 +119,14 @@ def load_llama(path: Path, *, context: int, threads: int) -> Any:
 
 
 @contextlib.contextmanager
-def _no_weight_repacking() -> Iterator[None]:
+def no_weight_repacking() -> Iterator[None]:
     """Load with llama.cpp's CPU weight repacking off (``use_extra_bufts``).
 
     Built from source on AVX-512 machines, llama-cpp-python 0.3.36 crashes with SIGSEGV
     in its first decode when the Q4_K weights are repacked; unpacked, the same build
     runs. ``Llama`` has no argument for it, so its default model parameters are
-    wrapped while it loads (callers hold ``_LOAD_LOCK``, so no other load sees this).
+    wrapped while it loads. ``load_llama`` holds ``_LOAD_LOCK`` around it; the tests start
+    ``llama_cpp.server`` inside it.
     """
     from llama_cpp import llama_cpp as bindings  # where ``Llama`` reads its defaults
 

@@ -27,6 +27,17 @@ def embedded(model_file: Path) -> EmbeddedLLM:
     return llm
 
 
+# llama_cpp.server loads the model itself: with weight repacking off, as the embedded
+# backend loads it (repacked, the first decode crashes on AVX-512 machines).
+LAUNCH_SERVER = (
+    "import runpy, sys\n"
+    "from middleware.llm.local import no_weight_repacking\n"
+    "sys.argv[0] = 'llama_cpp.server'\n"
+    "with no_weight_repacking():\n"
+    "    runpy.run_module('llama_cpp.server', run_name='__main__', alter_sys=True)\n"
+)
+
+
 def start_llama_server(model_file: Path) -> tuple[str, subprocess.Popen[bytes]]:
     """``python -m llama_cpp.server`` on a free port; returns its /v1 URL and process."""
     for _ in range(3):
@@ -34,8 +45,8 @@ def start_llama_server(model_file: Path) -> tuple[str, subprocess.Popen[bytes]]:
         process = subprocess.Popen(
             [
                 sys.executable,
-                "-m",
-                "llama_cpp.server",
+                "-c",
+                LAUNCH_SERVER,
                 "--model",
                 str(model_file),
                 "--host",

@@ -104,10 +104,10 @@ def test_the_model_loads_with_weight_repacking_off() -> None:
     machines; models load with it off, and the library's defaults are restored after."""
     from llama_cpp import llama_cpp as bindings  # what ``Llama`` reads its defaults from
 
-    from middleware.llm.local import _no_weight_repacking
+    from middleware.llm.local import no_weight_repacking
 
     original = bindings.llama_model_default_params
-    with _no_weight_repacking():
+    with no_weight_repacking():
         assert bindings.llama_model_default_params().use_extra_bufts is False
     assert bindings.llama_model_default_params is original
     assert bindings.llama_model_default_params().use_extra_bufts is True

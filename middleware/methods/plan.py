@@ -30,9 +30,9 @@ from middleware.errors import LLMOutputError
 from middleware.kg.base import KnowledgeGraph, Path
 from middleware.llm.base import LLM
 from middleware.llm.templates import render
-from middleware.methods.answer import Answer, AnswerEntity, Evidence, EvidencePath
+from middleware.methods.answer import Answer, Evidence, EvidencePath
 from middleware.methods.method import MethodBase
-from middleware.methods.plan_sources import answer_across
+from middleware.methods.plan_sources import answer_across, answer_from_plan
 from middleware.methods.run import Run
 from middleware.methods.steps import Candidates, final_answer, finish, ground
 from middleware.planning.memory import memory_location, open_memory
@@ -129,26 +129,10 @@ class Plan(MethodBase):
         planner, planning = self.plan_step(run)
         verbalizer = planner.verbalizer
         evidence = plan_evidence(planning, verbalizer)
-        best = planning.answers()
         confident = planning.plans and planning.confidence >= self.config.min_confidence
         if confident and not run.choices:
-            with run.step("answer") as step:
-                chosen = best[: self.config.answer_items]
-                verbalizer.prepare(chosen)
-                names = [verbalizer.name(n) for n in chosen]
-                text = ", ".join(names)
-                step.parsed = text
-            entities = [
-                AnswerEntity(n.value, name, graph.name)
-                for n, name in zip(chosen, names, strict=True)
-            ]
-            return finish(
-                run,
-                text,
-                entities=entities,
-                evidence=evidence,
-                grounding="paths",
-                support=planning.confidence,
+            return answer_from_plan(
+                run, planning, graph, verbalizer, evidence, self.config.answer_items
             )
         text = final_answer(run, [p.text for p in evidence.paths], evidence)
         nodes = [n for p in evidence.paths for n in p.path.nodes if isinstance(n, NamedNode)]

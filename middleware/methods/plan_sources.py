@@ -65,22 +65,8 @@ def answer_across(
     best_graph, best = max(planned.results, key=lambda pair: pair[1].confidence)
     if best.plans and best.confidence >= method.config.min_confidence and not run.choices:
         verbalizer = method.planner(best_graph)[0].verbalizer
-        with run.step("answer") as step:
-            chosen = best.answers()[: method.config.answer_items]
-            verbalizer.prepare(chosen)
-            names = [verbalizer.name(n) for n in chosen]
-            step.parsed = text = ", ".join(names)
-        entities = [
-            AnswerEntity(n.value, name, best_graph.name)
-            for n, name in zip(chosen, names, strict=True)
-        ]
-        return finish(
-            run,
-            text,
-            entities=entities,
-            evidence=evidence,
-            grounding="paths",
-            support=best.confidence,
+        return answer_from_plan(
+            run, best, best_graph, verbalizer, evidence, method.config.answer_items
         )
     text = final_answer(run, [p.text for p in evidence.paths], evidence)
     candidates = []
@@ -96,4 +82,32 @@ def answer_across(
     entities = merge_entities(run, [g for g, _ in planned.results], ground(run, text, candidates))
     return finish(
         run, text, entities=entities, evidence=evidence, grounding="paths" if evidence else "none"
+    )
+
+
+def answer_from_plan(
+    run: Run,
+    planning: Planning,
+    graph: KnowledgeGraph,
+    verbalizer: Verbalizer,
+    evidence: Evidence,
+    items: int,
+) -> Answer:
+    """Step ``answer`` of a confident plan: the names of the first ``items`` entities its
+    best plan reaches, with no LLM call."""
+    with run.step("answer") as step:
+        chosen = planning.answers()[:items]
+        verbalizer.prepare(chosen)
+        names = [verbalizer.name(n) for n in chosen]
+        step.parsed = text = ", ".join(names)
+    entities = [
+        AnswerEntity(n.value, name, graph.name) for n, name in zip(chosen, names, strict=True)
+    ]
+    return finish(
+        run,
+        text,
+        entities=entities,
+        evidence=evidence,
+        grounding="paths",
+        support=planning.confidence,
     )

@@ -22,6 +22,8 @@ from email.utils import formatdate
 from io import BytesIO
 from typing import Any, Protocol, runtime_checkable
 
+from middleware.server.direct_reply import ENVIRON_KEY as DIRECT
+from middleware.server.direct_reply import DirectReply
 from middleware.server.sparql_fast import plain_query
 
 HEAD_LIMIT = 8192  # bytes of request line and headers
@@ -139,6 +141,8 @@ def answer_plain_get(app: Any, sock: socket.socket, plain: PlainGet, software: s
     ``Connection: close``)."""
     sock.recv(plain.length, socket.MSG_WAITALL)  # all of it arrived: it was peeked
     started: list[Any] = []
+    direct = DirectReply(software)  # the executor may answer on ``sock`` itself
+    plain.environ[DIRECT] = direct
 
     def start_response(status: str, headers: list[tuple[str, str]], exc_info: Any = None) -> Any:
         started[:] = [status, headers]  # nothing is sent before the app returns
@@ -153,6 +157,9 @@ def answer_plain_get(app: Any, sock: socket.socket, plain: PlainGet, software: s
             result.close()
     status, headers = started
     body = b"".join(chunks)
+    if direct.written:  # the executor sent the response; ``body`` is what it left
+        sock.sendall(body)
+        return PlainAnswer(status, headers, direct.size)
     lines = [f"HTTP/1.1 {status}", f"Server: {software}", f"Date: {formatdate(usegmt=True)}"]
     lines += [f"{name}: {value}" for name, value in headers]
     if not any(name.lower() == "content-length" for name, _ in headers):

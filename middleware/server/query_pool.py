@@ -23,18 +23,18 @@ from multiprocessing.connection import Connection
 from multiprocessing.process import BaseProcess
 from pathlib import Path
 
-import middleware.errors as error_classes
 from middleware.errors import (
     BadRequest,
     ClientGone,
     ConfigError,
-    EndpointError,
     EndpointTimeout,
     MiddlewareError,
     RateLimited,
 )
 from middleware.kg.sparql_guard import QueryDataset
 from middleware.server.client_watch import closed, watch_close
+from middleware.server.direct_reply import Delivery
+from middleware.server.executor_outcomes import lost, rebuild
 from middleware.server.executor_queue import TieredQueue, TrackRecord
 from middleware.server.guard import PenaltyBox
 from middleware.server.query_executor import serve
@@ -54,22 +54,28 @@ START_TIMEOUT = 60.0  # seconds an executor may take to import and open the stor
 START_FAILURES = 3  # executors in a row that die before they are ready: stop trying
 LONG_AFTER = 0.1  # seconds after which a query is long: it yields the CPU (nice 19)
 WATCH_EVERY = 0.05
+SENT_GRACE = 0.05  # seconds to wait for an executor's reply after its caller closed
 PAGE = os.sysconf("SC_PAGE_SIZE")
 
 
 @dataclass(frozen=True)
 class PoolResult:
-    """A query's result, already written in the format the request negotiated."""
+    """A query's result, already written in the format the request negotiated. When
+    the executor sent the response itself (``written``), ``body`` is what it left
+    unsent of the whole response and ``size`` the body's length."""
 
     body: bytes
     kind: str
     truncated: bool
+    written: bool = False
+    size: int = 0
 
 
 class _Executor:
-    def __init__(self, process: BaseProcess, conn: Connection) -> None:
+    def __init__(self, process: BaseProcess, conn: Connection, handles: socket.socket) -> None:
         self.process = process
         self.conn = conn
+        self.handles = handles  # where a caller's connection is passed to the executor
         self._readable = (
             select.poll()
         )  # one poll object: Connection.poll builds a selector each call
@@ -115,6 +121,7 @@ class _Executor:
         self.process.join(5)
         with contextlib.suppress(OSError):  # closed already by a concurrent replacement
             self.conn.close()
+        self.handles.close()
 
 
 class QueryPool:
@@ -158,35 +165,42 @@ class QueryPool:
         dataset: QueryDataset | None = None,
         client: str = "",
         caller: socket.socket | None = None,
+        delivery: Delivery | None = None,
     ) -> PoolResult:
         """Run checked query ``text`` for ``client`` in an idle executor, waiting at most
         ``timeout`` seconds for one to be free and ``timeout`` more for the result. When
-        the ``caller``'s connection closes meanwhile, the query is stopped (ClientGone)."""
+        the ``caller``'s connection closes meanwhile, the query is stopped (ClientGone).
+        With a ``delivery``, a result is sent by the executor on its connection."""
         self.penalties.check(client)
         if caller is not None and closed(caller, 0):
             raise ClientGone("the caller closed its connection before its query ran")
         tier = self.record.tier(client)
         executor = self._take(timeout + START_TIMEOUT, tier)
         try:
-            return self._run_on(executor, text, fmt, timeout, max_rows, dataset, client, caller)
+            job = (text, fmt, timeout, max_rows, dataset)
+            return self._run_on(executor, job, client, caller, delivery)
         finally:
             self._idle.done(tier)
 
     def _run_on(
         self,
         executor: _Executor,
-        text: str,
-        fmt: str,
-        timeout: float,
-        max_rows: int | None,
-        dataset: QueryDataset | None,
+        job: tuple[str, str, float, int | None, QueryDataset | None],
         client: str,
         caller: socket.socket | None,
+        delivery: Delivery | None,
     ) -> PoolResult:
+        timeout = job[2]
         executor.started, executor.long, executor.stopped_for = time.monotonic(), False, None
         try:
-            executor.conn.send((text, fmt, timeout, max_rows, dataset))
+            if delivery is None:
+                executor.conn.send((*job, None))
+            else:  # the connection first: the executor takes it as soon as it has the job
+                socket.send_fds(executor.handles, [b"c"], [delivery.sock.fileno()])
+                executor.conn.send((*job, (delivery.head, delivery.cut)))
             outcome = executor.answered(timeout + 1.0, caller)
+            if outcome == "gone" and delivery is not None:  # left once it had its answer?
+                outcome = "reply" if executor.answered(SENT_GRACE) == "reply" else "gone"
             if outcome == "gone" and not executor.long:
                 # a short query: let it finish (stopping it costs more than it does)
                 left = timeout + 1.0 - (time.monotonic() - (executor.started or 0.0))
@@ -215,7 +229,7 @@ class QueryPool:
             code = self._replace(executor)
             self.record.slow(client)
             self.penalties.punish(client)
-            raise (reason or _lost(code, self.memory_mb)) from None
+            raise (reason or lost(code, self.memory_mb)) from None
         executor.started = None
         if executor.long:  # it gave way with nice 19, which cannot be undone: retire it
             self.record.slow(client)
@@ -227,7 +241,10 @@ class QueryPool:
         if status == "ok":
             body, kind, truncated = rest
             return PoolResult(body, kind, truncated)
-        raise _rebuild(*rest)
+        if status == "sent":
+            kind, truncated, size, unsent = rest
+            return PoolResult(unsent, kind, truncated, written=True, size=size)
+        raise rebuild(*rest)
 
     def _watch(self) -> None:
         """Every WATCH_EVERY s: long queries yield the CPU to short ones (nice 19);
@@ -302,6 +319,11 @@ class QueryPool:
         for executor in executors:
             executor.stop()
 
+    def running_short(self) -> int:
+        """Queries running that have not run long (yet), for tests and status."""
+        with self._lock:
+            return sum(e.started is not None and not e.long for e in self._all)
+
     def pids(self) -> list[int]:
         """Process ids of the live executors (for tests and status)."""
         with self._lock:
@@ -309,15 +331,17 @@ class QueryPool:
 
     def _start(self) -> None:
         ours, theirs = _CONTEXT.Pipe()
+        handles, their_handles = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
         process = _CONTEXT.Process(
             target=serve,
-            args=(theirs, str(self.path), self.profile, self.memory_mb, os.getpid()),
+            args=(theirs, their_handles, str(self.path), self.profile, self.memory_mb, os.getpid()),
             daemon=True,
             name="kgmw-query-executor",
         )
         process.start()
         theirs.close()
-        executor = _Executor(process, ours)
+        their_handles.close()
+        executor = _Executor(process, ours, handles)
         with self._lock:
             self._all.append(executor)
         threading.Thread(target=self._await_ready, args=(executor,), daemon=True).start()
@@ -352,27 +376,3 @@ class QueryPool:
         if not self._closed:
             self._start()
         return executor.process.exitcode
-
-
-def _lost(code: int | None, memory_mb: int) -> MiddlewareError:
-    if code is not None and code in (-6, 134):  # abort: an allocation past the cap
-        return BadRequest(
-            f"the query needed more than the executor's {memory_mb} MB of memory",
-            hint="narrow the query (a LIMIT does not bound ORDER BY over a large join), "
-            "or raise sparql_executor_memory",
-        )
-    return BadRequest(
-        f"the query crashed its executor (exit {code}); the service is unaffected",
-        hint="simplify the query: less nesting, fewer alternatives",
-    )
-
-
-def _rebuild(name: str, message: str, hint: str | None) -> MiddlewareError:
-    """The executor's error, as the same class in this process."""
-    kind = getattr(error_classes, name, None)
-    if isinstance(kind, type) and issubclass(kind, MiddlewareError):
-        try:
-            return kind(message, hint=hint)
-        except TypeError:  # a class with its own signature
-            pass
-    return EndpointError(message, hint=hint)

@@ -8,7 +8,8 @@ It goes through the same steps as the route: ``Admission.admit`` (keys, failed
 authentications, rate limit, penalty box), then ``sparql_proxy.answer`` (key grant,
 guard on the canonical text that runs, executors, metrics). An error is handed to the
 app's own error handler and ``after_request`` hooks, so it is rendered and counted as
-on the route. Every other request (``POST``, dataset parameters, ``update=``, repeated
+on the route. Served by ``plain_get``, it lets the query executor send the response
+itself (``direct_reply``). Every other request (``POST``, dataset parameters, ``update=``, repeated
 parameters, ``HEAD``, a prefix mount) goes to the Flask app unchanged.
 """
 
@@ -26,6 +27,8 @@ from werkzeug.sansio.utils import get_host
 
 from middleware.kg.sparql_guard import QueryDataset
 from middleware.server.admission import Admission
+from middleware.server.direct_reply import ENVIRON_KEY as DIRECT
+from middleware.server.direct_reply import DirectReply
 from middleware.server.metrics import Metrics
 from middleware.server.sparql_proxy import answer, client_socket, service_url
 from middleware.server.state import ServiceState
@@ -58,6 +61,9 @@ class SparqlFastPath:
         if args is None:
             return self.inner(environ, start_response)
         started = time.perf_counter()
+        direct = environ.get(DIRECT)
+        if not isinstance(direct, DirectReply):
+            direct = None
         try:
             admitted = self.admission.admit(
                 environ.get("REMOTE_ADDR"), environ.get("HTTP_AUTHORIZATION"), sparql=True
@@ -76,10 +82,14 @@ class SparqlFastPath:
                 asked=args.get("format") or "",
                 accept=environ.get("HTTP_ACCEPT", ""),
                 client=client_socket(environ),
+                direct=direct,
             )
         except Exception as err:  # rendered, logged and counted by the app's handler
             return self._error(err, started, environ, start_response)
         self.counts.count_request("/sparql", "GET", 200, time.perf_counter() - started)
+        if reply.written and direct is not None:  # the rest of what the executor sent
+            start_response(f"200 {HTTP_STATUS_CODES[200]}", direct.headers)
+            return [reply.body]
         start_response(
             f"200 {HTTP_STATUS_CODES[200]}",
             [

@@ -36,6 +36,7 @@ from middleware.kg.open import query_policy
 from middleware.kg.sparql_guard import QueryDataset, guard_query, with_base
 from middleware.serialize.sparql_results import ALIASES, formats_for, write_result
 from middleware.server.context import grant, metrics, state
+from middleware.server.direct_reply import Delivery, DirectReply
 from middleware.server.guard import permit
 from middleware.server.metrics import Metrics
 from middleware.server.state import ServiceState
@@ -50,6 +51,7 @@ class SparqlReply:
     body: bytes
     content_type: str
     headers: tuple[tuple[str, str], ...]
+    written: bool = False  # sent by the executor; ``body`` is what it left unsent
 
 
 @blueprint.route("/sparql", methods=["GET", "POST"])
@@ -87,10 +89,12 @@ def answer(
     asked: str,
     accept: str,
     client: socket.socket | None,
+    direct: DirectReply | None = None,
 ) -> SparqlReply:
     """Check and run ``text`` for ``caller`` (whose key may use ``grant``) on ``source``;
     the result in the format ``asked`` (``?format=``), else the best for ``accept``.
-    The Flask route and the fast path (``sparql_fast``) both answer through here."""
+    The Flask route and the fast path (``sparql_fast``) both answer through here; the
+    fast path may offer the connection for the executor to answer on (``direct``)."""
     permit(grant, sources=[source or app_state.default_source])
     graph = app_state.graph(source)
     settings = app_state.settings
@@ -101,11 +105,16 @@ def answer(
         app_state.penalties.strike(caller)  # the crash corpus's shapes
         raise
     dataset.check()
-    fmt = format_for(
-        "graph" if guarded.kind in ("construct", "describe") else guarded.kind, asked, accept
-    )
+    kind: str = "graph" if guarded.kind in ("construct", "describe") else guarded.kind
+    fmt = format_for(kind, asked, accept)
+    headers = [("X-Kgmw-Source", graph.name)]
+    cut = ("X-Kgmw-Truncated", f"cut at {settings.sparql_max_rows} rows")
     pool = app_state.query_pool(source)
     if pool is not None:
+        delivery = None
+        if direct is not None and client is not None:
+            head = direct.head(f"{formats_for(kind)[fmt]}; charset=utf-8", headers)
+            delivery = Delivery(client, head, f"{cut[0]}: {cut[1]}\r\n".encode())
         ran = pool.run(
             guarded.text,
             fmt=fmt,
@@ -114,7 +123,14 @@ def answer(
             dataset=dataset or None,
             client=caller,
             caller=client,
+            delivery=delivery,
         )
+        if ran.written and direct is not None:
+            counts.count_proxy_query(graph.name)
+            direct.written, direct.size = True, ran.size
+            if ran.truncated:
+                direct.headers.append(cut)
+            return SparqlReply(ran.body, direct.headers[0][1], (), written=True)
         body, kind, truncated = ran.body, ran.kind, ran.truncated
     else:
         result = graph.query(
@@ -127,9 +143,8 @@ def answer(
         )
         body, kind, truncated = write_result(result, fmt), result.kind, result.truncated
     counts.count_proxy_query(graph.name)
-    headers = [("X-Kgmw-Source", graph.name)]
     if truncated:
-        headers.append(("X-Kgmw-Truncated", f"cut at {settings.sparql_max_rows} rows"))
+        headers.append(cut)
     return SparqlReply(body, f"{formats_for(kind)[fmt]}; charset=utf-8", tuple(headers))
 
 

@@ -204,19 +204,35 @@ class LocalStore(GraphOperations):
         except OSError as err:  # a SERVICE call or the storage failed: not the caller's fault
             raise EndpointError(f"local store {self.name!r}: query failed: {err}") from err
 
+    def engine_result(
+        self, sparql: str, dataset: QueryDataset | None = None
+    ) -> ox.QuerySolutions | ox.QueryBoolean | ox.QueryTriples:
+        """``sparql``'s result as the engine gives it, lazily computed (for writers that
+        serialize it natively): its errors surface while it is read, as the engine's own
+        ``OSError``; a syntax error is a ``BadRequest`` at once."""
+        self.refresh()
+        try:
+            return self._engine_query(sparql, dataset)
+        except SyntaxError as err:
+            raise BadRequest(f"not a valid SPARQL query: {err}") from err
+
+    def _engine_query(
+        self, sparql: str, dataset: QueryDataset | None
+    ) -> ox.QuerySolutions | ox.QueryBoolean | ox.QueryTriples:
+        if dataset:
+            return self._store.query(
+                sparql,
+                default_graph=[NamedNode(g) for g in dataset.default_graphs] or None,
+                named_graphs=[NamedNode(g) for g in dataset.named_graphs] or None,
+            )
+        return self._store.query(sparql)
+
     def _evaluate(
         self, sparql: str, timeout: float, max_rows: int | None, dataset: QueryDataset | None
     ) -> QueryResult:
         """Results are computed lazily: errors surface while iterating, caught above."""
         deadline = time.monotonic() + timeout
-        if dataset:
-            result = self._store.query(
-                sparql,
-                default_graph=[NamedNode(g) for g in dataset.default_graphs] or None,
-                named_graphs=[NamedNode(g) for g in dataset.named_graphs] or None,
-            )
-        else:
-            result = self._store.query(sparql)
+        result = self._engine_query(sparql, dataset)
         if isinstance(result, ox.QueryBoolean):
             return QueryResult("ask", boolean=bool(result))
         if isinstance(result, ox.QuerySolutions):

@@ -14,7 +14,7 @@ of a triple), ``source``, ``method`` and ``score`` where the method gives one.
 >>> retriever = KGRetriever(graph=kg, llm=ScriptedLLM(), settings=Settings.build({"encoder": "hash"}), k=1)
 >>> [doc] = retriever.invoke("Which films did Michael Mann direct?")
 >>> doc.page_content, doc.metadata["kind"], doc.metadata["hops"][0]["predicate"]
-('Michael Mann | directed | Collateral', 'path', 'https://kgmw.dev/metaqa/directed_by')
+('Michael Mann | directed | Collateral', 'path', 'https://kgmw.dev/metaqa/relation/directed_by')
 """
 
 from __future__ import annotations

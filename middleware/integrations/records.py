@@ -1,8 +1,10 @@
 """An answer's evidence as retrieval records: the verbalized text, metadata naming the
 graph terms (IRIs), the source, the method and the score where the method gives one.
 
-Records keep the method's order (paths, then triples), so the first ``k`` are the ones
-the method ranked first. Both retrievers (LangChain documents, LlamaIndex nodes) are
+Paths come first, highest score first when the method scored every path (``plan``
+interleaves its plans' walks so each is represented; a retriever's first ``k`` should be
+the best supported), else in the method's order; then the triples in the method's
+order. Both retrievers (LangChain documents, LlamaIndex nodes) are
 built from these, so they carry the same text and metadata.
 
 >>> from pyoxigraph import NamedNode
@@ -43,7 +45,10 @@ class EvidenceRecord:
 
 def evidence_records(answer: Answer, k: int) -> list[EvidenceRecord]:
     """The first ``k`` evidence items of ``answer``: its paths, then its triples."""
-    records = [_path_record(item, answer.method) for item in answer.evidence.paths]
+    paths = answer.evidence.paths
+    if all(item.score is not None for item in paths):  # a stable sort: ties keep their order
+        paths = sorted(paths, key=lambda item: -(item.score or 0.0))
+    records = [_path_record(item, answer.method) for item in paths]
     records += [_triple_record(item, answer.method) for item in answer.evidence.triples]
     return records[:k]
 

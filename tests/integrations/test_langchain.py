@@ -37,8 +37,11 @@ def test_documents_are_the_methods_evidence_paths_with_their_iris() -> None:
     params = offline_params()
     answer = build_method("plan", params["settings"], params["llm"], params["graph"]).run(QUESTION)
     docs = KGRetriever(method="plan", k=4, **params).invoke(QUESTION)
-    assert [d.page_content for d in docs] == [p.text for p in answer.evidence.paths[:4]]
-    first, path = docs[0].metadata, answer.evidence.paths[0]
+    best = sorted(answer.evidence.paths, key=lambda p: -(p.score or 0.0))  # plan scores all
+    assert [d.page_content for d in docs] == [p.text for p in best[:4]]
+    scores = [d.metadata["score"] for d in docs]
+    assert scores == sorted(scores, reverse=True)
+    first, path = docs[0].metadata, best[0]
     assert first["kind"] == "path" and first["method"] == "plan" and first["source"] == "sample"
     assert first["score"] == pytest.approx(path.score)
     assert first["nodes"] == [n.value for n in path.path.nodes]

@@ -31,7 +31,7 @@ from langchain_core.retrievers import BaseRetriever
 from pydantic import ConfigDict, PrivateAttr
 
 from middleware.config import Settings
-from middleware.integrations.runner import MethodRunner
+from middleware.integrations.runner import MethodRunner, check_k
 from middleware.kg.base import KnowledgeGraph
 from middleware.llm.base import LLM
 
@@ -54,6 +54,7 @@ class KGRetriever(BaseRetriever):
 
     def model_post_init(self, context: Any, /) -> None:
         super().model_post_init(context)
+        check_k(self.k)
         self._runner = MethodRunner(
             self.method,
             graph=self.graph,

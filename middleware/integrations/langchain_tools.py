@@ -65,7 +65,7 @@ class KGAskTool(_GraphTool):
     )
     args_schema: type[BaseModel] = AskInput
     response_format: Literal["content", "content_and_artifact"] = "content_and_artifact"
-    max_evidence: int = 10
+    max_evidence: int = Field(default=10, ge=1)
 
     def _run(
         self, question: str, run_manager: CallbackManagerForToolRun | None = None

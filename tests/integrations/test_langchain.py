@@ -73,6 +73,8 @@ def test_k_in_invoke_overrides_the_constructor_and_bad_k_is_refused() -> None:
     assert len(retriever.invoke(QUESTION, k=2)) == 2
     with pytest.raises(BadRequest, match="k must be"):
         retriever.invoke(QUESTION, k=0)
+    with pytest.raises(BadRequest, match="k must be a whole number of at least 1, not -2"):
+        KGRetriever(method="plan", k=-2, **offline_params())
 
 
 async def _both(retriever: KGRetriever) -> tuple[list[Document], list[Document]]:

@@ -1,11 +1,15 @@
 """kg-middleware inside the tools people already use: LangChain and LlamaIndex.
 
-Importing ``middleware`` imports none of them; each integration module imports its
-framework when it is itself imported (install the ``langchain`` or ``llamaindex`` extra).
+Importing ``middleware`` imports neither framework; each integration module imports
+its own when it is itself imported (install the ``langchain`` or ``llamaindex`` extra).
+See docs/integrations.md.
 
-- ``runner``: a registered method over one graph, built on first use; the guarded
-  SPARQL the tools run (``sparql``); evidence as retrieval records (``records``)
+- ``runner``: a registered method over one graph, opened on first use
+- ``records``: an answer's evidence as retrieval records (text, IRIs, source, score)
+- ``answer_text``: an answer as the text an agent reads
+- ``sparql``: caller SPARQL under the ``/sparql`` proxy's guard and limits
 - ``langchain``: ``KGRetriever``, a LangChain retriever of evidence documents
-- ``langchain_tools``: ``KGAskTool`` and ``KGSparqlTool`` for agents, ``kg_tools``
+- ``langchain_tools``: ``KGAskTool`` (``kg_ask``), ``KGSparqlTool`` (``kg_sparql``),
+  ``kg_tools``
 - ``llamaindex``: ``KGRetriever``, a LlamaIndex retriever of evidence nodes
 """

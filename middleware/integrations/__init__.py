@@ -8,6 +8,7 @@ See docs/integrations.md.
 - ``records``: an answer's evidence as retrieval records (text, IRIs, source, score)
 - ``answer_text``: an answer as the text an agent reads
 - ``sparql``: caller SPARQL under the ``/sparql`` proxy's guard and limits
+- ``extras``: the error naming the extra to install when a framework is missing
 - ``langchain``: ``KGRetriever``, a LangChain retriever of evidence documents
 - ``langchain_tools``: ``KGAskTool`` (``kg_ask``), ``KGSparqlTool`` (``kg_sparql``),
   ``kg_tools``

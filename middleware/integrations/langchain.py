@@ -22,18 +22,22 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from langchain_core.callbacks import (
-    AsyncCallbackManagerForRetrieverRun,
-    CallbackManagerForRetrieverRun,
-)
-from langchain_core.documents import Document
-from langchain_core.retrievers import BaseRetriever
-from pydantic import ConfigDict, PrivateAttr
-
 from middleware.config import Settings
+from middleware.integrations.extras import missing_extra
 from middleware.integrations.runner import MethodRunner, check_k
 from middleware.kg.base import KnowledgeGraph
 from middleware.llm.base import LLM
+
+try:
+    from langchain_core.callbacks import (
+        AsyncCallbackManagerForRetrieverRun,
+        CallbackManagerForRetrieverRun,
+    )
+    from langchain_core.documents import Document
+    from langchain_core.retrievers import BaseRetriever
+    from pydantic import ConfigDict, PrivateAttr
+except ModuleNotFoundError as err:  # the langchain extra is missing
+    raise missing_extra("langchain", err) from err
 
 
 class KGRetriever(BaseRetriever):

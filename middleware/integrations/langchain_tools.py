@@ -11,19 +11,23 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from langchain_core.callbacks import CallbackManagerForToolRun
-from langchain_core.tools import BaseTool, ToolException
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
-
 from middleware.config import Settings
 from middleware.errors import MiddlewareError
 from middleware.integrations.answer_text import answer_text
+from middleware.integrations.extras import missing_extra
 from middleware.integrations.runner import MethodRunner
 from middleware.integrations.sparql import guarded_sparql
 from middleware.kg.base import KnowledgeGraph
 from middleware.kg.open import open_graph
 from middleware.llm.base import LLM
 from middleware.serialize.answer_json import answer_dict
+
+try:
+    from langchain_core.callbacks import CallbackManagerForToolRun
+    from langchain_core.tools import BaseTool, ToolException
+    from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
+except ModuleNotFoundError as err:  # the langchain extra is missing
+    raise missing_extra("langchain", err) from err
 
 
 class AskInput(BaseModel):

@@ -20,15 +20,19 @@ from __future__ import annotations
 
 import asyncio
 
-from llama_index.core.callbacks import CallbackManager
-from llama_index.core.retrievers import BaseRetriever
-from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
-
 from middleware.config import Settings
+from middleware.integrations.extras import missing_extra
 from middleware.integrations.records import EvidenceRecord
 from middleware.integrations.runner import MethodRunner, check_k
 from middleware.kg.base import KnowledgeGraph
 from middleware.llm.base import LLM
+
+try:
+    from llama_index.core.callbacks import CallbackManager
+    from llama_index.core.retrievers import BaseRetriever
+    from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
+except ModuleNotFoundError as err:  # the llamaindex extra is missing
+    raise missing_extra("llamaindex", err) from err
 
 SHOWN_KEYS = ("source",)  # metadata an LLM or embedder sees with a node's text
 

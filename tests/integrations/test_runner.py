@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 
 from middleware.errors import BadRequest
@@ -35,3 +38,24 @@ def test_no_llm_is_opened_before_a_method_is_built(monkeypatch: pytest.MonkeyPat
     assert runner.graph is params["graph"] and not opened
     runner.method()
     assert opened == [params["settings"]]
+
+
+@pytest.mark.parametrize(
+    ("module", "framework", "extra"),
+    [
+        ("langchain", "langchain_core", "langchain"),
+        ("langchain_tools", "langchain_core", "langchain"),
+        ("llamaindex", "llama_index", "llamaindex"),
+    ],
+)
+def test_an_integration_without_its_extra_says_what_to_install(
+    module: str, framework: str, extra: str
+) -> None:
+    code = f"import sys\nsys.modules[{framework!r}] = None\nimport middleware.integrations.{module}"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode != 0
+    last = done.stderr.strip().splitlines()[-1]
+    assert last == (
+        f"ModuleNotFoundError: this integration needs {framework}, which is not installed: "
+        f"pip install 'kg-middleware[{extra}]'"
+    )

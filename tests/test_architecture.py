@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import ast
 import re
+import subprocess
+import sys
 import tomllib
 from collections.abc import Iterator
 from pathlib import Path
@@ -43,7 +45,17 @@ DEV_IMPORTS = {
     "httpx": "httpx",
     "ruff": "ruff",
     "mypy": "mypy",
+    "langchain-tests": "langchain_tests",
+    "pytest-asyncio": "pytest_asyncio",
 }
+# The optional extras' frameworks and the integration modules (middleware/integrations/
+# STEM*.py) that alone may import them, so ``import middleware`` works without them.
+OPTIONAL_IMPORTS = {
+    "langchain_core": "langchain",
+    "langchain_openai": "langchain",
+    "llama_index": "llamaindex",
+}
+INTEGRATIONS = PACKAGE / "integrations"
 # ``getattr`` with a literal name is allowed only on third-party objects whose fields
 # are optional by their own API (module stem, attribute).
 GETATTR_ALLOWED = {
@@ -186,15 +198,44 @@ def test_dev_extras_are_not_imported_at_run_time() -> None:
     for path in PACKAGE.rglob("*.py"):
         if "testing" in path.relative_to(PACKAGE).parts:
             continue  # the conformance mixins are for test suites
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.Import):
-                roots = {a.name.split(".")[0] for a in node.names}
-            elif isinstance(node, ast.ImportFrom) and not node.level:
-                roots = {(node.module or "").split(".")[0]}
-            else:
-                continue
-            offenders += [f"{path.relative_to(ROOT)}: {r}" for r in roots & names]
+        offenders += [f"{path.relative_to(ROOT)}: {r}" for r in import_roots(path) & names]
     assert not offenders, offenders
+
+
+def import_roots(path: Path) -> set[str]:
+    """The top-level names of the absolute imports anywhere in ``path``."""
+    roots: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            roots |= {a.name.split(".")[0] for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and not node.level:
+            roots.add((node.module or "").split(".")[0])
+    return roots
+
+
+def test_optional_frameworks_are_imported_only_by_their_integration() -> None:
+    offenders = []
+    for path in PACKAGE.rglob("*.py"):
+        for root in import_roots(path) & set(OPTIONAL_IMPORTS):
+            if path.parent != INTEGRATIONS or not path.stem.startswith(OPTIONAL_IMPORTS[root]):
+                offenders.append(f"{path.relative_to(ROOT)}: {root}")
+    assert not offenders, offenders
+
+
+def test_importing_the_package_loads_no_optional_framework() -> None:
+    """``middleware`` and the integrations' shared modules load none of the frameworks."""
+    prefixes = tuple(set(OPTIONAL_IMPORTS.values()))
+    shared = ["middleware", "middleware.cli"] + [
+        module_name(p) for p in sorted(INTEGRATIONS.glob("*.py")) if not p.stem.startswith(prefixes)
+    ]
+    code = (
+        f"import sys, importlib\nfor name in {shared!r}: importlib.import_module(name)\n"
+        f"print(sorted({{m.split('.')[0] for m in sys.modules}} & {set(OPTIONAL_IMPORTS)!r}))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT
+    )
+    assert done.stdout.strip() == "[]", done.stdout + done.stderr
 
 
 def _strings(tree: ast.AST) -> Iterator[ast.Constant]:

@@ -77,3 +77,41 @@ def test_readme_python_snippets_run(capsys: pytest.CaptureFixture[str]) -> None:
     out = capsys.readouterr().out
     assert "Heat —starring→ Val Kilmer" in out
     assert '"evidence"' in out and '"usage"' in out
+
+
+# A fenced block is ```python (run) or ```python no-run (needs a service: compiled only).
+_BLOCK = re.compile(r"^```python( no-run)?\n(.*?)^```", flags=re.DOTALL | re.MULTILINE)
+INTEGRATION_SECTIONS = {
+    "LangChain": ["James Cameron | directed | ", "SPARQL updates are not allowed here"],
+    "LlamaIndex": ["James Cameron | directed | "],
+}
+
+
+def python_blocks(markdown: str) -> list[tuple[str, str, bool]]:
+    """(the ``## `` section it is in, its code, whether it runs) of each Python block."""
+    blocks = []
+    for part in re.split(r"^## ", markdown, flags=re.MULTILINE)[1:]:
+        heading = part.split("\n", 1)[0].strip()
+        blocks += [(heading, m.group(2), not m.group(1)) for m in _BLOCK.finditer(part)]
+    return blocks
+
+
+def test_every_integration_example_is_in_a_checked_section() -> None:
+    blocks = python_blocks((DOCS / "integrations.md").read_text())
+    assert {section for section, _, _ in blocks} == set(INTEGRATION_SECTIONS)
+    assert any(not runs for _, _, runs in blocks), "the ChatOpenAI example is shown, not run"
+    for section, code, _ in blocks:
+        compile(code, f"docs/integrations.md ({section})", "exec")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("section", sorted(INTEGRATION_SECTIONS))
+def test_integration_examples_run(section: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """A section's runnable blocks, in order, in one namespace, offline on the sample."""
+    namespace: dict[str, object] = {}
+    for heading, code, runs in python_blocks((DOCS / "integrations.md").read_text()):
+        if heading == section and runs:
+            exec(compile(code, f"docs/integrations.md ({section})", "exec"), namespace)
+    out = capsys.readouterr().out
+    for expected in INTEGRATION_SECTIONS[section]:
+        assert expected in out, out

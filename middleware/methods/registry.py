@@ -1,7 +1,8 @@
 """Methods by name, built from settings: what the CLI, the service and eval share.
 
 A method is registered by one ``MethodSpec``: its name, a one-line description, its
-settings table, whether it takes several sources, and how to build it. Everything
+settings table, whether it takes several sources, whether it collects graph evidence
+(the baselines do not), and how to build it. Everything
 that lists methods (``kgmw ask --method``, ``/v1/models``, eval, the conformance
 suite in ``middleware/testing``) reads ``METHODS`` and ``SPECS``, so a new method gets
 all of them, its tests included, by being registered here.
@@ -49,6 +50,7 @@ class MethodSpec:
     build: Builder
     table: type[MethodTable] | None = None
     multi_source: bool = True
+    collects_evidence: bool = True  # False: the answer's evidence is always empty
 
 
 def _policy(settings: Settings) -> AnswerPolicy:
@@ -148,11 +150,13 @@ SPECS: tuple[MethodSpec, ...] = (
         "io",
         "IO baseline: the question alone; 1 LLM call",
         lambda s, llm, g: IO(llm, g, text=s, policy=_policy(s)),
+        collects_evidence=False,
     ),
     MethodSpec(
         "cot",
         "CoT baseline: step-by-step reasoning, then the answer; 1 LLM call",
         lambda s, llm, g: CoT(llm, g, text=s, policy=_policy(s)),
+        collects_evidence=False,
     ),
     MethodSpec(
         "sc",
@@ -161,6 +165,7 @@ SPECS: tuple[MethodSpec, ...] = (
             llm, g, config=s.table(SCSettings), text=s, policy=_policy(s)
         ),
         SCSettings,
+        collects_evidence=False,
     ),
 )
 _PLANNED = ("rok", "pg", "qsm")

@@ -1,0 +1,1 @@
+"""Adapters that put kg-middleware inside other tools' ecosystems (agent hosts, frameworks)."""

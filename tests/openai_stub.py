@@ -68,7 +68,11 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             "created": 0,
             "model": "stub",
             "choices": [choice],
-            "usage": {"prompt_tokens": 10, "completion_tokens": len(text.split()), "total_tokens": 0},
+            "usage": {
+                "prompt_tokens": 10,
+                "completion_tokens": len(text.split()),
+                "total_tokens": 0,
+            },
         }
 
     def _send(self, status: int, body: dict[str, Any]) -> None:

@@ -28,7 +28,9 @@ def parse_address(text: str) -> tuple[str, int]:
     help="Serve streamable HTTP at http://HOST:PORT/mcp instead of stdio (port 0: a free port).",
 )
 @click.option(
-    "--store", type=click.Path(file_okay=False), help="Local store directory for the default source."
+    "--store",
+    type=click.Path(file_okay=False),
+    help="Local store directory for the default source.",
 )
 @click.option("--endpoint", help="SPARQL endpoint URL for the default source.")
 @click.option("--profile", help="Profile of the default source.")

@@ -96,7 +96,9 @@ def build_server(state: ServiceState) -> MCPServer[Any]:
         return await _call(lambda: tools.paths(a, b, max_hops, limit, source))
 
     @server.tool(description="The graph entities a text span may name, best first.")
-    async def link(text: str, limit: int | None = None, source: str | None = None) -> dict[str, Any]:
+    async def link(
+        text: str, limit: int | None = None, source: str | None = None
+    ) -> dict[str, Any]:
         return await _call(lambda: tools.link(text, limit, source))
 
     @server.resource("kgmw://sources", mime_type="application/json", description="Sources")

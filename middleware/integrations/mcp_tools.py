@@ -83,9 +83,7 @@ class GraphTools:
     ) -> Any:
         """The triples around ``entity`` (an IRI or a label), each with its text."""
         if direction not in DIRECTIONS:
-            raise BadRequest(
-                f"direction must be one of {', '.join(DIRECTIONS)}, not {direction!r}"
-            )
+            raise BadRequest(f"direction must be one of {', '.join(DIRECTIONS)}, not {direction!r}")
         graph = self._graph(source)
         node = self._entity(graph, entity, source)
         found = graph.neighbors(node, direction=direction, limit=self._limit(limit))  # type: ignore[arg-type]

@@ -100,9 +100,7 @@ def test_raw_json_rpc_client_sees_only_protocol_on_stdout(stub: OpenAIStub) -> N
 
 
 async def _session_calls(stub: OpenAIStub) -> dict[str, Any]:
-    params = StdioServerParameters(
-        command=str(KGMW), args=command(stub)[1:], env=child_env()
-    )
+    params = StdioServerParameters(command=str(KGMW), args=command(stub)[1:], env=child_env())
     found: dict[str, Any] = {}
     async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
         await session.initialize()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from middleware.cli.serve import loopback
 from middleware.cli.support import LLMArgs, llm_options, settings_for
 from middleware.errors import BadRequest, ConfigError
 from middleware.server.state import ServiceState
@@ -71,4 +72,10 @@ def mcp_command(
         click.echo("kgmw: MCP over stdio; the client ends the session by closing stdin", err=True)
         serve_stdio(server)
     else:
+        if not loopback(where[0]):
+            click.echo(
+                f"kgmw: warning: MCP over HTTP on {where[0]} has no API keys; anyone who can "
+                "reach it may ask questions and run queries",
+                err=True,
+            )
         serve_http(server, *where)

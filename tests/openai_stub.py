@@ -13,6 +13,7 @@ import http.server
 import json
 import threading
 import time
+from collections.abc import Callable
 from types import TracebackType
 from typing import Any, cast
 
@@ -34,6 +35,8 @@ class _Handler(http.server.BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
         time.sleep(self.server.delay)
+        if self.server.hold is not None:
+            self.server.hold()
         with self.server.lock:
             self.server.requests += 1
         if self.path.endswith("/chat/completions"):
@@ -88,19 +91,23 @@ class _Server(http.server.ThreadingHTTPServer):
     daemon_threads = True
     request_queue_size = 128
 
-    def __init__(self, llm: ScriptedLLM, delay: float) -> None:
+    def __init__(self, llm: ScriptedLLM, delay: float, hold: Callable[[], object] | None) -> None:
         super().__init__(("127.0.0.1", 0), _Handler)
         self.llm = llm
         self.delay = delay
+        self.hold = hold
         self.requests = 0
         self.lock = threading.Lock()
 
 
 class OpenAIStub:
-    """The stub server in a background thread; ``url`` is its ``/v1`` base URL."""
+    """The stub server in a background thread; ``url`` is its ``/v1`` base URL. Each
+    request sleeps ``delay`` seconds, then calls ``hold`` (a barrier's ``wait``, say)."""
 
-    def __init__(self, llm: ScriptedLLM, *, delay: float = 0.0) -> None:
-        self._server = _Server(llm, delay)
+    def __init__(
+        self, llm: ScriptedLLM, *, delay: float = 0.0, hold: Callable[[], object] | None = None
+    ) -> None:
+        self._server = _Server(llm, delay, hold)
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 
     @property

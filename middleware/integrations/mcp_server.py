@@ -17,14 +17,16 @@ import socket
 import sys
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import Annotated, Any, Literal
 
 import anyio
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from pydantic import Field
 
 from middleware.errors import MiddlewareError
 from middleware.integrations.mcp_tools import GraphTools
+from middleware.methods.registry import METHODS
 from middleware.server.state import ServiceState
 from middleware.support.version import package_version
 
@@ -34,6 +36,16 @@ INSTRUCTIONS = (
     "between two entities, entities a text may name (link). Entities may be given by "
     "IRI or by label. Resources kgmw://sources and kgmw://profiles list the sources."
 )
+
+Source = Annotated[
+    str | None, Field(description="A configured source name (default: the default source).")
+]
+Entity = Annotated[str, Field(description="An entity: its IRI, or a label to link.")]
+Limit = Annotated[int | None, Field(ge=1, description="Most results (default: setting).")]
+MethodName = Annotated[
+    str | None,
+    Field(description=f"How to answer: one of {', '.join(METHODS)} (default: setting method)."),
+]
 
 
 async def _call(work: Callable[[], Any]) -> dict[str, Any]:
@@ -66,38 +78,49 @@ def build_server(state: ServiceState) -> MCPServer[Any]:
 
     @server.tool(description="Answer a question from the knowledge graph, with its evidence.")
     async def ask(
-        question: str, method: str | None = None, source: str | None = None
+        question: Annotated[str, Field(description="The question, in natural language.")],
+        method: MethodName = None,
+        source: Source = None,
     ) -> dict[str, Any]:
-        """``method``: rok, pg, qsm, io, cot... (default: the setting); ``source``: a
-        configured source name (default: the default source)."""
         return await _call(lambda: tools.ask(question, method, source))
 
     @server.tool(
         description="Run a read-only SPARQL query (SELECT, ASK, CONSTRUCT, DESCRIBE) with the "
         "/sparql proxy's limits; updates and unlisted SERVICE calls are refused."
     )
-    async def sparql(query: str, source: str | None = None) -> dict[str, Any]:
+    async def sparql(
+        query: Annotated[str, Field(description="The SPARQL query text.")], source: Source = None
+    ) -> dict[str, Any]:
         return await _call(lambda: tools.sparql(query, source))
 
-    @server.tool(description="The triples around an entity (IRI or label).")
+    @server.tool(description="The triples around an entity, each with its text.")
     async def neighbors(
-        entity: str, direction: str = "both", limit: int | None = None, source: str | None = None
+        entity: Entity,
+        direction: Annotated[
+            Literal["both", "out", "in"], Field(description="Which edges to follow.")
+        ] = "both",
+        limit: Limit = None,
+        source: Source = None,
     ) -> dict[str, Any]:
         return await _call(lambda: tools.neighbors(entity, direction, limit, source))
 
-    @server.tool(description="Paths of 1-3 hops between two entities (IRIs or labels).")
+    @server.tool(description="Paths between two entities, each with its text.")
     async def paths(
-        a: str,
-        b: str,
-        max_hops: int | None = None,
-        limit: int | None = None,
-        source: str | None = None,
+        a: Entity,
+        b: Entity,
+        max_hops: Annotated[
+            int | None, Field(ge=1, le=3, description="Longest path, 1-3 (default: setting).")
+        ] = None,
+        limit: Limit = None,
+        source: Source = None,
     ) -> dict[str, Any]:
         return await _call(lambda: tools.paths(a, b, max_hops, limit, source))
 
     @server.tool(description="The graph entities a text span may name, best first.")
     async def link(
-        text: str, limit: int | None = None, source: str | None = None
+        text: Annotated[str, Field(description="A name or mention, e.g. 'ridley scot'.")],
+        limit: Limit = None,
+        source: Source = None,
     ) -> dict[str, Any]:
         return await _call(lambda: tools.link(text, limit, source))
 

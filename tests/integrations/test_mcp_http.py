@@ -55,7 +55,9 @@ async def _calls(url: str) -> dict[str, Any]:
     found: dict[str, Any] = {}
     async with streamable_http_client(url) as (read, write), ClientSession(read, write) as session:
         await session.initialize()
-        found["tools"] = {t.name for t in (await session.list_tools()).tools}
+        listed = (await session.list_tools()).tools
+        found["tools"] = {t.name for t in listed}
+        found["schemas"] = {t.name: t.input_schema for t in listed}
         found["ask"] = await session.call_tool("ask", {"question": "Who directed Titanic?"})
         found["sparql"] = await session.call_tool(
             "sparql", {"query": f"ASK {{ <{TITANIC}> ?p ?o }}"}
@@ -64,6 +66,7 @@ async def _calls(url: str) -> dict[str, Any]:
         found["paths"] = await session.call_tool("paths", {"a": "Titanic", "b": "James Cameron"})
         found["link"] = await session.call_tool("link", {"text": "Titanic", "limit": 2})
         found["missing"] = await session.call_tool("neighbors", {"entity": "zzqx nothing"})
+        found["bad"] = await session.call_tool("neighbors", {"entity": "x", "direction": "up"})
         found["profiles"] = await session.read_resource("kgmw://profiles")
     return found
 
@@ -77,6 +80,10 @@ def test_sdk_client_over_streamable_http(served: str) -> None:
     assert found["paths"].structured_content["paths"]
     assert found["link"].structured_content["entities"]
     assert found["missing"].is_error and "NotFound" in found["missing"].content[0].text
+    assert found["bad"].is_error and "direction" in found["bad"].content[0].text
+    direction = found["schemas"]["neighbors"]["properties"]["direction"]
+    assert direction["enum"] == ["both", "out", "in"]
+    assert "rok" in found["schemas"]["ask"]["properties"]["method"]["description"]
     assert '"metaqa"' in found["profiles"].contents[0].text
 
 

@@ -108,3 +108,18 @@ def test_the_package_and_cli_load_without_the_sdk() -> None:
     probe = "import sys, middleware, middleware.cli; print(sorted(m for m in sys.modules if m.split('.')[0] == 'mcp'))"
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_without_the_sdk_the_command_says_which_extra(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in [
+        n
+        for n in sys.modules
+        if n == "mcp" or n.startswith(("mcp.", "middleware.integrations.mcp_server"))
+    ]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setitem(sys.modules, "mcp", None)  # as if not installed
+    code, out, err = run(capsys, "mcp")
+    assert code == 1 and out == ""
+    assert "needs the MCP SDK" in err and "kg-middleware[mcp]" in err

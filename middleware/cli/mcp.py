@@ -67,15 +67,21 @@ def mcp_command(
     if source_name:
         settings = settings.for_source(source_name)
     settings = settings.replace(store=store, endpoint=endpoint, profile=profile)
-    server = build_server(ServiceState(settings))
-    if where is None:
-        click.echo("kgmw: MCP over stdio; the client ends the session by closing stdin", err=True)
-        serve_stdio(server)
-    else:
-        if not loopback(where[0]):
+    state = ServiceState(settings)
+    server = build_server(state)
+    try:
+        if where is None:
             click.echo(
-                f"kgmw: warning: MCP over HTTP on {where[0]} has no API keys; anyone who can "
-                "reach it may ask questions and run queries",
-                err=True,
+                "kgmw: MCP over stdio; the client ends the session by closing stdin", err=True
             )
-        serve_http(server, *where)
+            serve_stdio(server)
+        else:
+            if not loopback(where[0]):
+                click.echo(
+                    f"kgmw: warning: MCP over HTTP on {where[0]} has no API keys; anyone who "
+                    "can reach it may ask questions and run queries",
+                    err=True,
+                )
+            serve_http(server, *where)
+    finally:
+        state.close()

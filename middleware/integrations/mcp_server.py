@@ -15,8 +15,7 @@ from __future__ import annotations
 import json
 import socket
 import sys
-from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
 import anyio
@@ -58,20 +57,13 @@ async def _call(work: Callable[[], Any]) -> dict[str, Any]:
 
 
 def build_server(state: ServiceState) -> MCPServer[Any]:
-    """An MCP server over ``state``'s sources and LLM, ready for any transport."""
-
-    @asynccontextmanager
-    async def lifespan(_: MCPServer[Any]) -> AsyncIterator[None]:
-        try:
-            yield None
-        finally:
-            await anyio.to_thread.run_sync(state.close)
+    """An MCP server over ``state``'s sources and LLM, ready for any transport; every
+    session shares them (the caller closes ``state`` when the server has stopped)."""
 
     server: MCPServer[Any] = MCPServer(
         "kg-middleware",
         version=package_version(),
         instructions=INSTRUCTIONS,
-        lifespan=lifespan,
         log_level="WARNING",
     )
     tools = GraphTools(state)

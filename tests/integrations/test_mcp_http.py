@@ -72,6 +72,7 @@ async def _calls(url: str) -> dict[str, Any]:
 
 
 def test_sdk_client_over_streamable_http(served: str) -> None:
+    anyio.run(_calls, served)  # a first session, ended: the sources stay open for others
     found = anyio.run(_calls, served)
     assert {"ask", "sparql", "neighbors", "paths", "link"} <= found["tools"]
     assert found["ask"].structured_content["answer"] == "James Cameron"

@@ -48,6 +48,7 @@ from middleware.llm import (
     open_llm,
 )
 from middleware.methods import IO, Answer, CoT, RoK, RoKConfig
+from middleware.methods.aio import AsyncMethod, aask
 from middleware.text.embeddings import (
     Encoder,
     HashEncoder,
@@ -63,6 +64,7 @@ __all__ = [
     "IO",
     "LLM",
     "Answer",
+    "AsyncMethod",
     "BadRequest",
     "Budget",
     "BudgetExceeded",
@@ -100,6 +102,7 @@ __all__ = [
     "Triple",
     "VectorIndex",
     "Verbalizer",
+    "aask",
     "load_profile",
     "open_encoder",
     "open_llm",

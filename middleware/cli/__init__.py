@@ -5,7 +5,7 @@ neither, the bundled sample graph; ``--json`` prints machine-readable output.
 Errors print one line (``kgmw: error: ...``) and exit non-zero. One module per
 command group: ``graph`` (load, query, neighbors, paths, link, describe),
 ``sources`` (inspect, export), ``ask``,
-``eval`` (eval, report), ``learn``, ``ksl_dataset``, ``ksl_tune``, ``llm`` (llm, doctor), ``serve``,
+``eval`` (eval, report), ``learn``, ``ksl_dataset``, ``ksl_tune``, ``llm`` (llm, doctor), ``serve``, ``mcp``,
 ``settings``; ``support`` holds the options and output helpers they share.
 """
 
@@ -23,6 +23,7 @@ from middleware.cli import (
     ksl_tune,
     learn,
     llm,
+    mcp,
     serve,
     settings,
     sources,
@@ -63,6 +64,7 @@ for _command in (
     llm.llm_command,
     llm.doctor,
     serve.serve,
+    mcp.mcp_command,
 ):
     cli.add_command(_command)
 

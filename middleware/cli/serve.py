@@ -74,7 +74,7 @@ def _announce(settings: Settings) -> None:
         f"API keys: {keys}",
         err=True,
     )
-    if keys == "off" and not _loopback(settings.server_host):
+    if keys == "off" and not loopback(settings.server_host):
         click.echo(
             "kgmw: warning: listening beyond this machine without API keys; "
             "set KGMW_SERVER_API_KEYS",
@@ -85,10 +85,11 @@ def _announce(settings: Settings) -> None:
 def _uses_gunicorn(settings: Settings) -> bool:
     """Several workers, or any address beyond this machine: the production server
     (worker timeouts, request limits); the development server only on loopback."""
-    return settings.server_workers > 1 or not _loopback(settings.server_host)
+    return settings.server_workers > 1 or not loopback(settings.server_host)
 
 
-def _loopback(host: str) -> bool:
+def loopback(host: str) -> bool:
+    """Whether ``host`` is this machine only (``localhost`` or a loopback address)."""
     if host == "localhost":
         return True
     try:

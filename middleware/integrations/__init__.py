@@ -1,4 +1,4 @@
-"""kg-middleware inside the tools people already use: LangChain and LlamaIndex.
+"""kg-middleware inside the tools people already use: LangChain, LlamaIndex, MCP.
 
 Importing ``middleware`` imports neither framework; each integration module imports
 its own when it is itself imported (install the ``langchain`` or ``llamaindex`` extra).
@@ -13,4 +13,6 @@ See docs/integrations.md.
 - ``langchain_tools``: ``KGAskTool`` (``kg_ask``), ``KGSparqlTool`` (``kg_sparql``),
   ``kg_tools``
 - ``llamaindex``: ``KGRetriever``, a LlamaIndex retriever of evidence nodes
+- ``mcp_tools``: the MCP tools over a ``ServiceState`` (no SDK import)
+- ``mcp_server``: the ``mcp`` SDK's server over stdio or streamable HTTP (``kgmw mcp``)
 """

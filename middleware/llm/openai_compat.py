@@ -13,34 +13,41 @@ Servers differ, so this client finds out and remembers:
 
 Retries: 429, 5xx, timeouts and dropped connections are retried ``retries`` times
 with doubling backoff, waiting what ``Retry-After`` asks up to ``max_retry_wait``.
+``acomplete()`` and ``achoose()`` make the same requests and decisions on an asyncio
+client (one per event loop): many calls wait together, none holding a thread.
 The API key is read from the environment by the caller and never logged.
 """
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import time
+import weakref
 from collections.abc import Callable, Sequence
 from typing import Any, cast
 
 import openai
 
-from middleware.errors import BadRequest, LLMError, LLMOutputError, LLMTimeout
+from middleware.errors import BadRequest, LLMError, LLMOutputError
 from middleware.llm.base import DEFAULT_MAX_TOKENS, Choice, Completion, Message, check_options
 from middleware.llm.local import options_grammar
 from middleware.llm.openai_wire import (
+    Steps,
     Tally,
     Unsupported,
+    WireRequest,
+    adrive,
     choice_schema,
-    error_detail,
-    mentions_feature,
+    drive,
+    failure,
 )
 from middleware.llm.options import match_option, retry_messages, with_options
 from middleware.llm.templates import flatten
-from middleware.support.retry import Retryable, parse_retry_after, retry_call
+from middleware.support.retry import aretry_call, retry_call
 
-RETRY_STATUSES = {408, 409, 429, 500, 502, 503, 504}
 APIS = ("auto", "chat", "completions")
+_FAILURES = (openai.APITimeoutError, openai.APIConnectionError, openai.APIStatusError)
 
 
 class OpenAICompatLLM:
@@ -75,12 +82,16 @@ class OpenAICompatLLM:
         self.backoff = backoff
         self.max_retry_wait = max_retry_wait
         self._sleep = sleep
-        self._client = openai.OpenAI(
-            base_url=self.base_url,
-            api_key=api_key or "no-key",
-            timeout=timeout,
-            max_retries=0,
-        )
+        self._client_args: dict[str, Any] = {
+            "base_url": self.base_url,
+            "api_key": api_key or "no-key",
+            "timeout": timeout,
+            "max_retries": 0,  # retries are ours: Retry-After, backoff, clear errors
+        }
+        self._client = openai.OpenAI(**self._client_args)
+        self._async_clients: weakref.WeakKeyDictionary[
+            asyncio.AbstractEventLoop, openai.AsyncOpenAI
+        ] = weakref.WeakKeyDictionary()
         self._lock = threading.Lock()
         # What this server turned out to support; filled in as calls find out.
         self.chat_works: bool | None = None if api == "auto" else api == "chat"
@@ -97,106 +108,84 @@ class OpenAICompatLLM:
 
     # -- transport -------------------------------------------------------------------
 
-    def _call(self, what: str, request: Callable[[], Any], *, feature: bool = False) -> Any:
-        """Run one API request with bounded retries; map failures to LLM errors.
+    def _client_for_loop(self) -> openai.AsyncOpenAI:
+        """The asyncio client of the running event loop (a client's connections belong
+        to the loop that opened them)."""
+        loop = asyncio.get_running_loop()
+        with self._lock:
+            client = self._async_clients.get(loop)
+            if client is None:
+                client = self._async_clients[loop] = openai.AsyncOpenAI(**self._client_args)
+            return client
 
-        With ``feature`` (the request carries a response format or a grammar), an error
-        that names the feature means "not supported here", whatever its status: some
-        servers answer a validation failure with 500.
-        """
-        return retry_call(
-            lambda: self._attempt(what, request, feature=feature),
-            retries=self.retries,
-            backoff=self.backoff,
-            max_wait=self.max_retry_wait,
-            too_long=lambda wait, reason: LLMError(
+    def _retrying(self) -> dict[str, Any]:
+        return {
+            "retries": self.retries,
+            "backoff": self.backoff,
+            "max_wait": self.max_retry_wait,
+            "too_long": lambda wait, reason: LLMError(
                 f"LLM server {self.base_url} asked to retry after {wait:g} s",
                 hint=f"that is longer than max_retry_wait ({self.max_retry_wait:g} s)",
                 url=self.base_url,
             ),
-            sleep=self._sleep,
-        )
+        }
 
-    def _attempt(self, what: str, request: Callable[[], Any], *, feature: bool) -> Any:
-        """One API request; a failure that another try may fix is a Retryable."""
-        try:
-            return request()
-        except openai.APITimeoutError as err:
-            raise Retryable(
-                lambda attempts: LLMTimeout(
-                    f"LLM server {self.base_url} timed out on {what}: "
-                    f"no answer within {self.timeout:g} s",
-                    hint="raise llm_timeout or check the server's load",
-                    url=self.base_url,
-                ),
-                cause=err,
-            ) from err
-        except openai.APIConnectionError as err:
-            reason = f"cannot connect ({err.__cause__ or err})"
-            raise Retryable(
-                lambda attempts: LLMError(
-                    f"LLM server {self.base_url} failed on {what}: {reason}",
-                    hint="is the server running, and llm_base_url right?",
-                    url=self.base_url,
-                ),
-                cause=err,
-            ) from err
-        except openai.APIStatusError as err:
-            self._refuse_at_once(err, what, feature=feature)
-            status, detail = err.status_code, error_detail(err)
-            raise Retryable(
-                lambda attempts: LLMError(
-                    f"LLM server {self.base_url} failed on {what} after "
-                    f"{attempts} attempts: HTTP {status}: {detail}",
-                    hint="the server may be overloaded; try later or raise llm_retries",
-                    url=self.base_url,
-                ),
-                reason=f"HTTP {status}",
-                retry_after=parse_retry_after(err.response.headers.get("retry-after")),
-                cause=err,
-            ) from err
+    def _failure(self, err: openai.APIError, request: WireRequest) -> Exception:
+        return failure(err, request, self.base_url, self.timeout, self.api_key_env)
 
-    def _refuse_at_once(self, err: openai.APIStatusError, what: str, *, feature: bool) -> None:
-        """Raise for answers that retrying cannot fix: bad key, unsupported feature, 4xx."""
-        status, detail = err.status_code, error_detail(err)
-        if status in (401, 403):
-            raise LLMError(
-                f"LLM server {self.base_url} refused the API key (HTTP {status}): {detail}",
-                hint=f"put a valid key in ${self.api_key_env}",
-                url=self.base_url,
-            ) from err
-        if feature and status != 429 and mentions_feature(detail):
-            raise Unsupported(detail) from err
-        if status not in RETRY_STATUSES:
-            raise LLMError(
-                f"LLM server {self.base_url} rejected {what} (HTTP {status}): {detail}",
-                hint="check llm_model and llm_api against what the server offers",
-                url=self.base_url,
-            ) from err
+    def _send(self, request: WireRequest) -> tuple[str, Any]:
+        """One request with bounded retries; the reply text and the response."""
 
-    def _chat(self, messages: Sequence[Message], **params: Any) -> tuple[str, Any]:
-        response = self._call(
-            "a chat completion",
-            lambda: self._client.chat.completions.create(
-                model=self._model,
-                messages=cast(Any, list(messages)),
-                **params,
-            ),
-            feature="response_format" in params or "extra_body" in params,
-        )
+        def attempt() -> Any:
+            try:
+                if request.kind == "chat":
+                    return self._client.chat.completions.create(
+                        model=self._model, messages=cast(Any, request.messages), **request.params
+                    )
+                return self._client.completions.create(
+                    model=self._model, prompt=request.prompt, **request.params
+                )
+            except _FAILURES as err:
+                raise self._failure(err, request) from err
+
+        return self._reply(request, retry_call(attempt, sleep=self._sleep, **self._retrying()))
+
+    async def _asend(self, request: WireRequest) -> tuple[str, Any]:
+        """``_send`` on the asyncio client: the event loop waits, no thread does."""
+        client = self._client_for_loop()
+
+        async def attempt() -> Any:
+            try:
+                if request.kind == "chat":
+                    return await client.chat.completions.create(
+                        model=self._model, messages=cast(Any, request.messages), **request.params
+                    )
+                return await client.completions.create(
+                    model=self._model, prompt=request.prompt, **request.params
+                )
+            except _FAILURES as err:
+                raise self._failure(err, request) from err
+
+        return self._reply(request, await aretry_call(attempt, **self._retrying()))
+
+    def _reply(self, request: WireRequest, response: Any) -> tuple[str, Any]:
         if not response.choices:
             raise LLMOutputError(f"LLM server {self.base_url} returned no choices")
-        return response.choices[0].message.content or "", response
-
-    def _text(self, prompt: str, **params: Any) -> tuple[str, Any]:
-        response = self._call(
-            "a completion",
-            lambda: self._client.completions.create(model=self._model, prompt=prompt, **params),
-            feature="extra_body" in params,
-        )
-        if not response.choices:
-            raise LLMOutputError(f"LLM server {self.base_url} returned no choices")
+        if request.kind == "chat":
+            return response.choices[0].message.content or "", response
         return response.choices[0].text or "", response
+
+    async def aclose(self) -> None:
+        """Close the running event loop's asyncio client (call it before the loop ends)."""
+        client = self._async_clients.pop(asyncio.get_running_loop(), None)
+        if client is not None:
+            await client.close()
+
+    def _chat(self, messages: Sequence[Message], **params: Any) -> WireRequest:
+        return WireRequest("chat", params, messages=list(messages))
+
+    def _text(self, prompt: str, **params: Any) -> WireRequest:
+        return WireRequest("text", params, prompt=prompt)
 
     def _completion(
         self, text: str, response: Any, route: str, started: float, prompt_chars: int
@@ -232,6 +221,32 @@ class OpenAICompatLLM:
         stop: Sequence[str] = (),
         seed: int | None = None,
     ) -> Completion:
+        return drive(
+            self._send, self._complete_steps(messages, max_tokens, temperature, stop, seed)
+        )
+
+    async def acomplete(
+        self,
+        messages: Sequence[Message],
+        *,
+        max_tokens: int = DEFAULT_MAX_TOKENS,
+        temperature: float = 0.0,
+        stop: Sequence[str] = (),
+        seed: int | None = None,
+    ) -> Completion:
+        """``complete()`` awaited on an asyncio client: many calls wait together on one
+        event loop, each without a thread."""
+        steps = self._complete_steps(messages, max_tokens, temperature, stop, seed)
+        return await adrive(self._asend, steps)
+
+    def _complete_steps(
+        self,
+        messages: Sequence[Message],
+        max_tokens: int,
+        temperature: float,
+        stop: Sequence[str],
+        seed: int | None,
+    ) -> Steps[Completion]:
         params: dict[str, Any] = {"max_tokens": max_tokens, "temperature": temperature}
         if stop:
             params["stop"] = list(stop)
@@ -240,12 +255,12 @@ class OpenAICompatLLM:
         chars = sum(len(m["content"]) for m in messages)
         started = time.perf_counter()
         if self._use_chat():
-            text, response = self._chat(messages, **params)
+            text, response = yield self._chat(messages, **params)
             if text.strip() or self.chat_works is True:
                 self.chat_works = True
                 return self._completion(text, response, "chat", started, chars)
             self._switch_to_completions("the chat API returned an empty reply")
-        text, response = self._text(flatten(messages), **params)
+        text, response = yield self._text(flatten(messages), **params)
         return self._completion(text, response, "completions", started, chars)
 
     def _switch_to_completions(self, reason: str) -> None:
@@ -264,6 +279,26 @@ class OpenAICompatLLM:
         temperature: float = 0.0,
         seed: int | None = None,
     ) -> Choice:
+        return drive(self._send, self._choose_steps(messages, options, temperature, seed))
+
+    async def achoose(
+        self,
+        messages: Sequence[Message],
+        options: Sequence[str],
+        *,
+        temperature: float = 0.0,
+        seed: int | None = None,
+    ) -> Choice:
+        """``choose()`` awaited on an asyncio client, with the same routes and fallbacks."""
+        return await adrive(self._asend, self._choose_steps(messages, options, temperature, seed))
+
+    def _choose_steps(
+        self,
+        messages: Sequence[Message],
+        options: Sequence[str],
+        temperature: float,
+        seed: int | None,
+    ) -> Steps[Choice]:
         listed = check_options(options)
         full = with_options(messages, listed)
         tally = Tally(started=time.perf_counter(), chars=sum(len(m["content"]) for m in full))
@@ -277,7 +312,7 @@ class OpenAICompatLLM:
                 if route in self.unsupported:
                     continue
                 try:
-                    text, response = tally.add(request())
+                    text, response = tally.add((yield request))
                 except Unsupported as why:
                     tally.requests += 1
                     self.unsupported.add(route)
@@ -296,14 +331,14 @@ class OpenAICompatLLM:
                 # The server took the constraint but did not keep to it.
                 self.unsupported.add(route)
                 self.fallbacks.append(f"{route} was accepted but ignored (reply {text[:60]!r})")
-                return self._validated(full, listed, params, tally, first=(text, response))
+                return (yield from self._validated(full, listed, params, tally, (text, response)))
             if not switched:
                 break
-        return self._validated(full, listed, params, tally)
+        return (yield from self._validated(full, listed, params, tally))
 
     def _constrained_routes(
         self, full: list[Message], listed: list[str], params: dict[str, Any]
-    ) -> list[tuple[str, Callable[[], tuple[str, Any]]]]:
+    ) -> list[tuple[str, WireRequest]]:
         schema = choice_schema(listed)
         grammar = options_grammar(listed)
         if self._use_chat():
@@ -312,27 +347,22 @@ class OpenAICompatLLM:
                 "json_schema": {"name": "choice", "schema": schema, "strict": True},
             }
             json_object = {"type": "json_object", "schema": schema}
-            routes = [
-                ("json_schema", lambda: self._chat(full, response_format=json_schema, **params))
-            ]
+            routes = [("json_schema", self._chat(full, response_format=json_schema, **params))]
             if not any('"' in o or "\\" in o for o in listed):
                 # llama-cpp-python 0.3 turns enums holding quotes or backslashes into a
                 # grammar it cannot parse, and its server process aborts: skip the route.
                 routes.append(
-                    ("json_object", lambda: self._chat(full, response_format=json_object, **params))
+                    ("json_object", self._chat(full, response_format=json_object, **params))
                 )
             # llama.cpp servers also take a GBNF grammar on the chat API.
             routes.append(
-                (
-                    "chat_grammar",
-                    lambda: self._chat(full, extra_body={"grammar": grammar}, **params),
-                )
+                ("chat_grammar", self._chat(full, extra_body={"grammar": grammar}, **params))
             )
             return routes
         prompt = flatten(full)
-        return [("grammar", lambda: self._text(prompt, extra_body={"grammar": grammar}, **params))]
+        return [("grammar", self._text(prompt, extra_body={"grammar": grammar}, **params))]
 
-    def _ask_plain(self, conversation: list[Message], params: dict[str, Any]) -> tuple[str, Any]:
+    def _ask_plain(self, conversation: list[Message], params: dict[str, Any]) -> WireRequest:
         if self._use_chat():
             return self._chat(conversation, **params)
         return self._text(flatten(conversation), **params)
@@ -344,14 +374,16 @@ class OpenAICompatLLM:
         params: dict[str, Any],
         tally: Tally,
         first: tuple[str, Any] | None = None,
-    ) -> Choice:
+    ) -> Steps[Choice]:
         """Plain prompt, strict validation, and one corrective retry."""
-        text, response = first if first is not None else tally.add(self._ask_plain(full, params))
+        if first is None:
+            first = tally.add((yield self._ask_plain(full, params)))
+        text, response = first
         index = match_option(text, listed)
         if index is not None:
             return tally.choice(self.name, self.model, index, listed, response, "validated")
         retry = retry_messages(full, text, listed)
-        text, response = tally.add(self._ask_plain(retry, params))
+        text, response = tally.add((yield self._ask_plain(retry, params)))
         index = match_option(text, listed)
         if index is None:
             raise LLMOutputError(

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import email.utils
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
 T = TypeVar("T")
@@ -97,11 +98,50 @@ def retry_call(
         try:
             return attempt()
         except Retryable as retry:
-            wait = retry.retry_after
-            if wait is not None and wait > max_wait:
-                raise too_long(wait, retry.reason) from retry.cause
-            if attempts > retries:
-                raise retry.give_up(attempts) from retry.cause
-            sleep(
-                wait if wait is not None else backoff_delay(attempts, backoff=backoff, cap=max_wait)
-            )
+            sleep(_wait_or_give_up(retry, attempts, retries, backoff, max_wait, too_long))
+
+
+async def aretry_call(
+    attempt: Callable[[], Awaitable[T]],
+    *,
+    retries: int,
+    backoff: float,
+    max_wait: float,
+    too_long: Callable[[float, str], Exception],
+    sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+) -> T:
+    """``retry_call`` for a coroutine: the same waits and errors, awaited.
+
+    >>> calls = []
+    >>> async def flaky() -> str:
+    ...     calls.append(1)
+    ...     if len(calls) < 2:
+    ...         raise Retryable(lambda n: RuntimeError(f"gave up after {n}"))
+    ...     return "ok"
+    >>> asyncio.run(aretry_call(flaky, retries=1, backoff=0, max_wait=1, too_long=lambda s, r: ValueError(r)))
+    'ok'
+    """
+    attempts = 0
+    while True:
+        attempts += 1
+        try:
+            return await attempt()
+        except Retryable as retry:
+            await sleep(_wait_or_give_up(retry, attempts, retries, backoff, max_wait, too_long))
+
+
+def _wait_or_give_up(
+    retry: Retryable,
+    attempts: int,
+    retries: int,
+    backoff: float,
+    max_wait: float,
+    too_long: Callable[[float, str], Exception],
+) -> float:
+    """Seconds to wait before the next attempt; raises when there is none."""
+    wait = retry.retry_after
+    if wait is not None and wait > max_wait:
+        raise too_long(wait, retry.reason) from retry.cause
+    if attempts > retries:
+        raise retry.give_up(attempts) from retry.cause
+    return wait if wait is not None else backoff_delay(attempts, backoff=backoff, cap=max_wait)

@@ -67,7 +67,7 @@ def resolve_follow_up(question: str, earlier: Sequence[Turn], linker: EntityLink
     carried = _carried(earlier, linker)
     if not carried:
         return FollowUp(question, question)
-    names = _names([entity.label or entity.iri for entity in carried])
+    names = _names([entity.label or entity.iri.value for entity in carried])
     if has_pronoun:
 
         def name_for(match: re.Match[str]) -> str:
@@ -93,7 +93,7 @@ def _carried(earlier: Sequence[Turn], linker: EntityLinker) -> list[Entity]:
             if asked.strip():
                 asked = resolve_follow_up(asked, earlier[start:index], linker).question
                 found = [e for _, e in linker.spans(asked)]
-        unique = list({entity.iri: entity for entity in found}.values())
+        unique = list({entity.iri.value: entity for entity in found}.values())
         if unique:
             return unique[:MAX_CARRIED]
     return []

@@ -149,7 +149,40 @@ def _paths() -> dict[str, Any]:
             "post": {
                 "summary": "Answer a question with its evidence and cost",
                 "requestBody": body,
-                "responses": {"200": _json_response("The answer", _ref("Answer")), **ERRORS},
+                "parameters": [
+                    {
+                        "name": "stream",
+                        "in": "query",
+                        "schema": {"type": "boolean"},
+                        "description": "true: the steps as server-sent events (step, then answer, then done; or error), as with Accept: text/event-stream",
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "The answer, or with stream=true a text/event-stream of step events, the answer event, and done or error",
+                        "content": {JSON: {"schema": _ref("Answer")}, "text/event-stream": {}},
+                    },
+                    **ERRORS,
+                },
+            }
+        },
+        "/v1/answers/{answer_id}": {
+            "get": {
+                "summary": "A chat completion's full answer by the completion's id, for the key that asked, while kept (answers_ttl)",
+                "parameters": [
+                    {
+                        "name": "answer_id",
+                        "in": "path",
+                        "required": True,
+                        "schema": {"type": "string"},
+                    }
+                ],
+                "responses": {
+                    "200": _json_response(
+                        "The Answer JSON with id, created and model", _ref("Answer")
+                    ),
+                    **ERRORS,
+                },
             }
         },
         "/v1/chat/completions": {

@@ -100,5 +100,5 @@ def _carried(earlier: Sequence[Turn], linker: EntityLinker) -> list[Entity]:
 
 
 def _names(labels: list[str]) -> str:
-    """"A", "A and B", "A, B and C"."""
+    """ "A", "A and B", "A, B and C"."""
     return labels[0] if len(labels) == 1 else ", ".join(labels[:-1]) + " and " + labels[-1]

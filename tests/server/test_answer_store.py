@@ -18,7 +18,9 @@ class Clock:
         return self.now
 
 
-def store(tmp_path: Path, clock: Clock, *, ttl: float = 60.0, max_bytes: int = 10_000) -> AnswerStore:
+def store(
+    tmp_path: Path, clock: Clock, *, ttl: float = 60.0, max_bytes: int = 10_000
+) -> AnswerStore:
     return AnswerStore(tmp_path / "answers.sqlite", ttl=ttl, max_bytes=max_bytes, clock=clock)
 
 
@@ -98,6 +100,8 @@ def test_two_stores_on_one_file_share_answers(tmp_path: Path) -> None:
     assert second.get(answer_id, owner) == {"answer": "shared"}
 
 
-@pytest.mark.parametrize("bad", ["", "chatcmpl-kgmw-xyz", "../etc/passwd", "chatcmpl-kgmw-" + "A" * 32])
+@pytest.mark.parametrize(
+    "bad", ["", "chatcmpl-kgmw-xyz", "../etc/passwd", "chatcmpl-kgmw-" + "A" * 32]
+)
 def test_malformed_ids_find_nothing(tmp_path: Path, bad: str) -> None:
     assert store(tmp_path, Clock()).get(bad, owner_of(None, keys=False)) is None

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from middleware.config.fields import setting
 from middleware.config.chat import ChatSettings
+from middleware.config.fields import setting
 from middleware.config.tuning import TuneSettings
 from middleware.support.version import default_user_agent
 

@@ -20,7 +20,10 @@ def linker() -> EntityLinker:
     return EntityLinker(kg)
 
 
-STARRED = Turn("Which film did Kate Winslet star in?", "Titanic\n\nSources:\n[1] Titanic —starred actors→ Kate Winslet")
+STARRED = Turn(
+    "Which film did Kate Winslet star in?",
+    "Titanic\n\nSources:\n[1] Titanic —starred actors→ Kate Winslet",
+)
 
 
 def test_a_pronoun_takes_the_last_answers_entity(linker: EntityLinker) -> None:
@@ -35,7 +38,10 @@ def test_possessives_and_capitals(linker: EntityLinker) -> None:
     assert resolve_follow_up("What else did he direct?", earlier, linker).question == (
         "What else did James Cameron direct?"
     )
-    assert resolve_follow_up("His best film?", earlier, linker).question == "James Cameron's best film?"
+    assert (
+        resolve_follow_up("His best film?", earlier, linker).question
+        == "James Cameron's best film?"
+    )
 
 
 def test_no_entity_of_its_own_gets_the_entities_appended(linker: EntityLinker) -> None:

@@ -3,10 +3,11 @@
 "and who directed it?" after an answer "Titanic" becomes "and who directed Titanic?",
 so every method links it as if it had been asked that way. A question is resolved
 when it uses a pronoun (it, he, she, they, ...) or names no entity of its own; the
-entities carried are the last turn's answer's (linked in its text), else that turn's
-question's (itself resolved first), going back a few turns until some are found.
-Pronouns are replaced by the names (possessives get ``'s``); a question without a
-pronoun gets ``(about NAMES)`` appended. The turns are what the client sends, so a
+entities carried are the last turn's answer's (linked in its text) and that turn's
+question's topics (the question itself resolved first), going back a few turns until
+some are found. Pronouns are replaced by the answer's entities (the question's when
+the answer named none; possessives get ``'s``); the other carried entities are
+appended as ``(context: A; B)``. The turns are what the client sends, so a
 conversation needs nothing kept on the server.
 """
 
@@ -64,41 +65,50 @@ def resolve_follow_up(question: str, earlier: Sequence[Turn], linker: EntityLink
     has_pronoun = _PRONOUN.search(question) is not None
     if not earlier or (not has_pronoun and linker.spans(question)):
         return FollowUp(question, question)
-    carried = _carried(earlier, linker)
-    if not carried:
+    lead, rest = _carried(earlier, linker)
+    if not lead:
         return FollowUp(question, question)
-    names = _names([entity.label or entity.iri.value for entity in carried])
+    resolved = question
     if has_pronoun:
+        names = _names([_label(entity) for entity in lead])
 
         def name_for(match: re.Match[str]) -> str:
             possessive = match.group(1).lower() in _POSSESSIVE
             return names + "'s" if possessive else names
 
         resolved = _PRONOUN.sub(name_for, question)
-    else:
-        resolved = f"{question} (about {names})"
-    return FollowUp(question, resolved, carried)
+    context = rest if has_pronoun else lead + rest
+    if context:
+        resolved += " (context: " + "; ".join(_label(entity) for entity in context) + ")"
+    return FollowUp(question, resolved, lead + rest)
 
 
-def _carried(earlier: Sequence[Turn], linker: EntityLinker) -> list[Entity]:
-    """The entities of the most recent turn that names some: its answer's, else its
-    question's (resolved against the turns before it)."""
+def _carried(earlier: Sequence[Turn], linker: EntityLinker) -> tuple[list[Entity], list[Entity]]:
+    """The entities of the most recent turn that names some: its answer's (what a
+    pronoun stands for; else its question's), and its question's topics besides, at
+    most ``MAX_CARRIED`` in all. The question is first resolved against the turns
+    before it."""
     start = max(0, len(earlier) - MAX_TURNS)
     for index in range(len(earlier) - 1, start - 1, -1):
         turn = earlier[index]
         reply = answer_part(turn.answer or "")[:MAX_TEXT_CHARS]
-        found = [e for _, e in linker.spans(reply)] if reply else []
-        if not found:
-            asked = turn.question[:MAX_TEXT_CHARS]
-            if asked.strip():
-                asked = resolve_follow_up(asked, earlier[start:index], linker).question
-                found = [e for _, e in linker.spans(asked)]
-        unique = list({entity.iri.value: entity for entity in found}.values())
+        answered = [e for _, e in linker.spans(reply)] if reply else []
+        asked = turn.question[:MAX_TEXT_CHARS]
+        topics: list[Entity] = []
+        if asked.strip():
+            asked = resolve_follow_up(asked, earlier[start:index], linker).question
+            topics = [e for _, e in linker.spans(asked)]
+        unique = list({e.iri.value: e for e in answered + topics}.values())[:MAX_CARRIED]
         if unique:
-            return unique[:MAX_CARRIED]
-    return []
+            cut = len({e.iri.value for e in answered})
+            return (unique[:cut], unique[cut:]) if cut else (unique, [])
+    return [], []
+
+
+def _label(entity: Entity) -> str:
+    return entity.label or entity.iri.value
 
 
 def _names(labels: list[str]) -> str:
-    """ "A", "A and B", "A, B and C"."""
+    """"A", "A and B", "A, B and C"."""
     return labels[0] if len(labels) == 1 else ", ".join(labels[:-1]) + " and " + labels[-1]

@@ -18,6 +18,7 @@ from middleware.llm.ledger import Budget
 from middleware.methods.answer import Answer
 from middleware.methods.method import Method
 from middleware.methods.progress import StepListener
+from middleware.methods.run import check_question
 from middleware.serialize.answer_json import answer_dict
 from middleware.server.answer_store import owner_of
 from middleware.server.answer_stream import step_stream
@@ -114,6 +115,7 @@ class PreparedAnswer:
 
 def prepare_answer(ask: AnswerRequest) -> PreparedAnswer:
     """Resolve the method and sources a request names (unknown ones fail here)."""
+    check_question(ask.question, ask.choices)  # bad input is a 400 before any stream starts
     app_state = state()
     names = ask.sources or [app_state.default_source]
     permit(grant(), sources=names, method=(ask.method or app_state.settings.method).strip().lower())

@@ -6,8 +6,8 @@ when it uses a pronoun (it, he, she, they, ...) or names no entity of its own; t
 entities carried are the last turn's answer's (linked in its text) and that turn's
 question's topics (the question itself resolved first), going back a few turns until
 some are found. Pronouns are replaced by the answer's entities (the question's when
-the answer named none; possessives get ``'s``); the other carried entities are
-appended as ``(context: A; B)``. The turns are what the client sends, so a
+the answer named none; possessives get ``'s``); a question without a pronoun gets all
+of them appended as ``(context: A; B)``. A leading "and", "so", "but" ... is dropped. The turns are what the client sends, so a
 conversation needs nothing kept on the server.
 """
 
@@ -26,6 +26,8 @@ MAX_TEXT_CHARS = 2000  # of an earlier question or answer looked at for entities
 _PLAIN = ("it", "he", "she", "they", "him", "her", "them")
 _POSSESSIVE = ("its", "his", "their", "hers", "theirs")
 _PRONOUN = re.compile(r"\b(" + "|".join(_PLAIN + _POSSESSIVE) + r")\b", re.IGNORECASE)
+# a word that ties a follow-up to what came before, out of place in a standalone question
+_LEADING = re.compile(r"^\s*(and|but|so|then|also|ok|okay|well)\b[\s,]*", re.IGNORECASE)
 # what the service appends to an answer's text (server/chat_text.py), and its old form
 _TAIL = re.compile(r"\n\s*(Sources:|Evidence:|\(full answer: |\(not grounded in a graph\))")
 
@@ -68,7 +70,6 @@ def resolve_follow_up(question: str, earlier: Sequence[Turn], linker: EntityLink
     lead, rest = _carried(earlier, linker)
     if not lead:
         return FollowUp(question, question)
-    resolved = question
     if has_pronoun:
         names = _names([_label(entity) for entity in lead])
 
@@ -77,10 +78,13 @@ def resolve_follow_up(question: str, earlier: Sequence[Turn], linker: EntityLink
             return names + "'s" if possessive else names
 
         resolved = _PRONOUN.sub(name_for, question)
-    context = rest if has_pronoun else lead + rest
-    if context:
-        resolved += " (context: " + "; ".join(_label(entity) for entity in context) + ")"
-    return FollowUp(question, resolved, lead + rest)
+        carried = lead
+    else:
+        carried = lead + rest
+        resolved = f"{question} (context: {'; '.join(_label(entity) for entity in carried)})"
+    stripped = _LEADING.sub("", resolved)
+    resolved = stripped if stripped[:1].isalnum() else resolved
+    return FollowUp(question, resolved[:1].upper() + resolved[1:], carried)
 
 
 def _carried(earlier: Sequence[Turn], linker: EntityLinker) -> tuple[list[Entity], list[Entity]]:
@@ -110,5 +114,5 @@ def _label(entity: Entity) -> str:
 
 
 def _names(labels: list[str]) -> str:
-    """"A", "A and B", "A, B and C"."""
+    """ "A", "A and B", "A, B and C"."""
     return labels[0] if len(labels) == 1 else ", ".join(labels[:-1]) + " and " + labels[-1]

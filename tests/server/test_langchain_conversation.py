@@ -97,7 +97,7 @@ def test_a_langchain_conversation_keeps_its_evidence_scripted(
     turns = converse(start(serve, sample_graph, conversation_script()))
     check(turns)
     assert turns[0][1]["answer"] == "Titanic"
-    assert turns[2][1]["conversation"]["question"].startswith("What else did James Cameron direct?")
+    assert turns[2][1]["conversation"]["question"] == "What else did James Cameron direct?"
 
 
 @pytest.mark.slow

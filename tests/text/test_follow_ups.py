@@ -27,37 +27,37 @@ STARRED = Turn(
 
 
 def test_a_pronoun_takes_the_last_answers_entity(linker: EntityLinker) -> None:
-    """The answer's entity stands for "it"; the question's topic comes along as context."""
     resolved = resolve_follow_up("and who directed it?", [STARRED], linker)
-    assert resolved.question == "and who directed Titanic? (context: Kate Winslet)"
-    assert [e.label for e in resolved.carried] == ["Titanic", "Kate Winslet"]
+    assert resolved.question == "Who directed Titanic?"
+    assert [e.label for e in resolved.carried] == ["Titanic"]
     assert resolved.asked == "and who directed it?" and resolved.changed
 
 
 def test_possessives_and_capitals(linker: EntityLinker) -> None:
     earlier = [Turn("Who directed Titanic?", "James Cameron")]
     assert resolve_follow_up("What else did he direct?", earlier, linker).question == (
-        "What else did James Cameron direct? (context: Titanic)"
+        "What else did James Cameron direct?"
     )
-    assert resolve_follow_up("His best film?", earlier, linker).question == (
-        "James Cameron's best film? (context: Titanic)"
+    assert resolve_follow_up("his best film?", earlier, linker).question == (
+        "James Cameron's best film?"
     )
 
 
 def test_no_entity_of_its_own_gets_the_entities_appended(linker: EntityLinker) -> None:
     resolved = resolve_follow_up("and the director?", [STARRED], linker)
-    assert resolved.question == "and the director? (context: Titanic; Kate Winslet)"
+    assert resolved.question == "The director? (context: Titanic; Kate Winslet)"
+    assert resolve_follow_up("and?", [STARRED], linker).question.startswith("And? (context: ")
 
 
 def test_the_questions_topic_when_the_answer_names_nothing(linker: EntityLinker) -> None:
     earlier = [Turn("Tell me about Heat", "A 1995 crime film.")]
-    assert resolve_follow_up("who directed it?", earlier, linker).question == "who directed Heat?"
+    assert resolve_follow_up("who directed it?", earlier, linker).question == "Who directed Heat?"
 
 
 def test_earlier_follow_ups_resolve_in_turn(linker: EntityLinker) -> None:
     """Turn 3's "it" goes back past a turn whose question and answer name nothing new."""
     earlier = [Turn("Tell me about Heat", "A crime film."), Turn("is it good?", "Yes.")]
-    assert resolve_follow_up("who directed it?", earlier, linker).question == "who directed Heat?"
+    assert resolve_follow_up("who directed it?", earlier, linker).question == "Who directed Heat?"
 
 
 def test_a_question_with_its_own_entity_and_no_pronoun_is_left_alone(linker: EntityLinker) -> None:

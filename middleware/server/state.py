@@ -6,12 +6,13 @@ graphs and the LLM backends are safe to share between threads.
 
 from __future__ import annotations
 
+import sqlite3
 import threading
 from collections.abc import Mapping
 from typing import Any
 
 from middleware.config import Settings
-from middleware.errors import BadRequest, NotFound
+from middleware.errors import BadRequest, ConfigError, NotFound
 from middleware.kg.backends.local import LocalStore
 from middleware.kg.base import KnowledgeGraph
 from middleware.kg.open import open_graph
@@ -183,11 +184,18 @@ class ServiceState:
             return None
         with self._lock:
             if self._answers is None:
-                self._answers = AnswerStore(
-                    store_path(self.settings.cache_dir),
-                    ttl=self.settings.answers_ttl,
-                    max_bytes=int(self.settings.answers_max_mb * 1_000_000),
-                )
+                path = store_path(self.settings.cache_dir)
+                try:
+                    self._answers = AnswerStore(
+                        path,
+                        ttl=self.settings.answers_ttl,
+                        max_bytes=int(self.settings.answers_max_mb * 1_000_000),
+                    )
+                except (OSError, sqlite3.Error) as err:
+                    raise ConfigError(
+                        f"cannot keep chat answers in {path}: {err}",
+                        hint="set cache_dir to a writable folder, or answers_ttl = 0",
+                    ) from err
             return self._answers
 
     def budget(self, max_calls: int | None) -> Budget:

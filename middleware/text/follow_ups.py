@@ -62,12 +62,30 @@ def answer_part(reply: str) -> str:
     return _TAIL.split(reply, maxsplit=1)[0].strip()
 
 
+class _Mentions:
+    """The entities a text names, looked up once per text (a resolution asks about the
+    same turns again while it resolves earlier questions)."""
+
+    def __init__(self, linker: EntityLinker) -> None:
+        self.linker = linker
+        self._found: dict[str, list[Entity]] = {}
+
+    def __call__(self, text: str) -> list[Entity]:
+        if text not in self._found:
+            self._found[text] = [entity for _, entity in self.linker.spans(text)] if text else []
+        return self._found[text]
+
+
 def resolve_follow_up(question: str, earlier: Sequence[Turn], linker: EntityLinker) -> FollowUp:
     """``question`` made standalone with the entities of ``earlier`` (oldest first)."""
+    return _resolve(question, earlier, _Mentions(linker))
+
+
+def _resolve(question: str, earlier: Sequence[Turn], mentions: _Mentions) -> FollowUp:
     has_pronoun = _PRONOUN.search(question) is not None
-    if not earlier or (not has_pronoun and linker.spans(question)):
+    if not earlier or (not has_pronoun and mentions(question)):
         return FollowUp(question, question)
-    lead, rest = _carried(earlier, linker)
+    lead, rest = _carried(earlier, mentions)
     if not lead:
         return FollowUp(question, question)
     if has_pronoun:
@@ -87,7 +105,7 @@ def resolve_follow_up(question: str, earlier: Sequence[Turn], linker: EntityLink
     return FollowUp(question, resolved[:1].upper() + resolved[1:], carried)
 
 
-def _carried(earlier: Sequence[Turn], linker: EntityLinker) -> tuple[list[Entity], list[Entity]]:
+def _carried(earlier: Sequence[Turn], mentions: _Mentions) -> tuple[list[Entity], list[Entity]]:
     """The entities of the most recent turn that names some: its answer's (what a
     pronoun stands for; else its question's), and its question's topics besides, at
     most ``MAX_CARRIED`` in all. The question is first resolved against the turns
@@ -96,12 +114,12 @@ def _carried(earlier: Sequence[Turn], linker: EntityLinker) -> tuple[list[Entity
     for index in range(len(earlier) - 1, start - 1, -1):
         turn = earlier[index]
         reply = answer_part(turn.answer or "")[:MAX_TEXT_CHARS]
-        answered = [e for _, e in linker.spans(reply)] if reply else []
+        answered = mentions(reply)
         asked = turn.question[:MAX_TEXT_CHARS]
         topics: list[Entity] = []
         if asked.strip():
-            asked = resolve_follow_up(asked, earlier[start:index], linker).question
-            topics = [e for _, e in linker.spans(asked)]
+            asked = _resolve(asked, earlier[start:index], mentions).question
+            topics = mentions(asked)
         unique = list({e.iri.value: e for e in answered + topics}.values())[:MAX_CARRIED]
         if unique:
             cut = len({e.iri.value for e in answered})

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -111,3 +112,16 @@ def test_the_sources_section_is_capped(
     app = create_app(settings(chat_sources_max=1), llm=rok_script(), graphs={"s": sample_graph})
     text = chat(serve(app))["choices"][0]["message"]["content"]
     assert "\n[1] " in text and "\n[2] " not in text and "\n... and " in text
+
+
+def test_an_unwritable_cache_folder_is_a_config_error_naming_the_fix(
+    serve: Callable[[Flask], LiveServer], sample_graph: LocalStore, tmp_path: Path
+) -> None:
+    blocked = tmp_path / "not-a-folder"
+    blocked.write_text("a file where the cache folder should be")
+    app = create_app(settings(cache_dir=str(blocked)), llm=rok_script(), graphs={"s": sample_graph})
+    body = {"model": "kgmw-rok", "messages": [QUESTION]}
+    response = httpx.post(f"{serve(app).url}/v1/chat/completions", json=body, timeout=60)
+    assert response.status_code == 500
+    message = response.json()["error"]["message"]
+    assert "cannot keep chat answers in" in message and "answers_ttl = 0" in message

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable
 from typing import Any
 from urllib.parse import unquote
@@ -160,3 +161,21 @@ def test_a_bad_stream_flag_is_a_400(talking: LiveServer) -> None:
     assert (
         response.status_code == 400 and "stream must be true or false" in response.json()["message"]
     )
+
+
+def test_a_client_that_leaves_the_answer_stream_stops_the_llm_calls(
+    serve: Callable[[Flask], LiveServer], sample_graph: LocalStore
+) -> None:
+    from tests.cli_helpers import rok_script
+    from tests.server.test_chat_streams import SlowScript
+
+    script = rok_script()
+    llm = SlowScript(script.rules, default=script.default)
+    server = serve(create_app(settings(llm_cache=False), llm=llm, graphs={"s": sample_graph}))
+    body = {"question": "Who directed Titanic?", "method": "rok"}
+    with httpx.stream(
+        "POST", f"{server.url}/v1/answer", params={"stream": "true"}, json=body, timeout=60
+    ) as response:
+        next(response.iter_lines())  # the first step starts; then the client leaves
+    time.sleep(6.0)  # the next step event finds the connection gone; RoK needed 4 calls
+    assert len(llm.calls) <= 3

@@ -71,6 +71,10 @@ SCHEMAS: dict[str, Any] = {
             "usage": {"type": "object"},
             "warnings": {"type": "array", "items": {"type": "string"}},
             "evidence_graph": {"type": "object"},
+            "conversation": {
+                "type": "object",
+                "description": "chat only, for a follow-up: asked (as sent), question (as answered), carried (entities from earlier turns)",
+            },
         },
     },
     "ChatRequest": {
@@ -78,7 +82,11 @@ SCHEMAS: dict[str, Any] = {
         "required": ["model", "messages"],
         "properties": {
             "model": {"type": "string", "description": "kgmw-rok, kgmw-io, kgmw-cot or kgmw"},
-            "messages": {"type": "array", "items": {"type": "object"}},
+            "messages": {
+                "type": "array",
+                "items": {"type": "object"},
+                "description": "the last user message is the question; earlier turns resolve a follow-up",
+            },
             "stream": {"type": "boolean"},
             "stream_options": {"type": "object"},
             "sources": {"type": "array", "items": {"type": "string"}},
@@ -88,7 +96,7 @@ SCHEMAS: dict[str, Any] = {
     },
     "ChatCompletion": {
         "type": "object",
-        "description": "An OpenAI chat completion; the extra field kgmw holds the full Answer.",
+        "description": "An OpenAI chat completion; its text ends with a Sources section (chat_sources), the extra field kgmw holds the full Answer, also kept under id for GET /v1/answers/{id}.",
         "properties": {
             "id": {"type": "string"},
             "object": {"const": "chat.completion"},

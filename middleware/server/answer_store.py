@@ -4,8 +4,9 @@ One SQLite file per host in the cache folder, shared by every worker process the
 Ids are 128 random bits. Each answer records its owner: the SHA-256 of the API key
 that asked for it, or ``open`` when the service had no keys; only the same owner
 reads it back, and a stranger's, an expired or an evicted answer all read as missing.
-Writing sweeps expired answers and then drops the oldest until the file's answers fit
-in ``max_bytes``.
+An answer's age is read against the time to live in force, so lowering ``answers_ttl``
+takes effect at once. Opening the file and every write sweep expired answers; a write
+then drops the oldest until the file's answers fit in ``max_bytes``.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ ID_PATTERN = re.compile(ID_PREFIX + r"[0-9a-f]{32}")
 OPEN_OWNER = "open"
 _SCHEMA = """CREATE TABLE IF NOT EXISTS answers (
     id TEXT PRIMARY KEY, owner TEXT NOT NULL, created REAL NOT NULL,
-    expires REAL NOT NULL, size INTEGER NOT NULL, body TEXT NOT NULL)"""
+    size INTEGER NOT NULL, body TEXT NOT NULL)"""
 
 
 def new_answer_id() -> str:
@@ -68,6 +69,9 @@ class AnswerStore:
         self.ttl = ttl
         self.max_bytes = max_bytes
         self._clock = clock
+        db = self._file.db()
+        with db:
+            db.execute("DELETE FROM answers WHERE created <= ?", (self._clock() - self.ttl,))
 
     def put(self, answer_id: str, owner: str, body: dict[str, Any]) -> bool:
         """Keep ``body``; False when it alone is larger than the cap (then not kept)."""
@@ -79,10 +83,10 @@ class AnswerStore:
         db = self._file.db()
         with db:
             db.execute("BEGIN IMMEDIATE")  # one writer at a time across processes
-            db.execute("DELETE FROM answers WHERE expires <= ?", (now,))
+            db.execute("DELETE FROM answers WHERE created <= ?", (now - self.ttl,))
             db.execute(
-                "INSERT OR REPLACE INTO answers VALUES (?, ?, ?, ?, ?, ?)",
-                (answer_id, owner, now, now + self.ttl, size, text),
+                "INSERT OR REPLACE INTO answers VALUES (?, ?, ?, ?, ?)",
+                (answer_id, owner, now, size, text),
             )
             self._evict(db)
         return True
@@ -106,8 +110,8 @@ class AnswerStore:
         row = (
             self._file.db()
             .execute(
-                "SELECT owner, body FROM answers WHERE id = ? AND expires > ?",
-                (answer_id, self._clock()),
+                "SELECT owner, body FROM answers WHERE id = ? AND created > ?",
+                (answer_id, self._clock() - self.ttl),
             )
             .fetchone()
         )

@@ -105,3 +105,15 @@ def test_two_stores_on_one_file_share_answers(tmp_path: Path) -> None:
 )
 def test_malformed_ids_find_nothing(tmp_path: Path, bad: str) -> None:
     assert store(tmp_path, Clock()).get(bad, owner_of(None, keys=False)) is None
+
+
+def test_a_lower_time_to_live_applies_to_answers_kept_before(tmp_path: Path) -> None:
+    clock = Clock()
+    owner = owner_of(None, keys=False)
+    answer_id = new_answer_id()
+    store(tmp_path, clock, ttl=3600).put(answer_id, owner, {"answer": "kept"})
+    clock.now += 120
+    assert store(tmp_path, clock, ttl=3600).get(answer_id, owner) == {"answer": "kept"}
+    shorter = store(tmp_path, clock, ttl=60)
+    assert shorter.get(answer_id, owner) is None
+    assert shorter.ids() == []  # opening the file swept it

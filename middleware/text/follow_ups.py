@@ -132,5 +132,5 @@ def _label(entity: Entity) -> str:
 
 
 def _names(labels: list[str]) -> str:
-    """ "A", "A and B", "A, B and C"."""
+    """The labels as a phrase: A; A and B; A, B and C."""
     return labels[0] if len(labels) == 1 else ", ".join(labels[:-1]) + " and " + labels[-1]

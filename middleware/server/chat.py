@@ -174,6 +174,7 @@ class _Reply:
             self.graphs,
             answer_id=self.id if kept else None,
             limit=self.settings.chat_sources_max,
+            literal_max_chars=self.settings.literal_max_chars,
         )
         return text, body
 

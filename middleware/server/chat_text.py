@@ -23,10 +23,14 @@ from middleware.text.verbalize import Verbalizer
 SOURCES_HEADING = "Sources:"
 
 
-def evidence_lines(answer: Answer, graphs: Sequence[KnowledgeGraph]) -> list[str]:
+def evidence_lines(
+    answer: Answer, graphs: Sequence[KnowledgeGraph], *, literal_max_chars: int = 80
+) -> list[str]:
     """Each evidence path and triple as ``A —relation→ B``, tagged with its source
     when the answer drew on several."""
-    verbalizers = {graph.name: Verbalizer(graph) for graph in graphs}
+    verbalizers = {
+        graph.name: Verbalizer(graph, literal_max_chars=literal_max_chars) for graph in graphs
+    }
     several = len(verbalizers) > 1
 
     def line(path: GraphPath, fallback: str, source: str | None) -> str:
@@ -48,11 +52,12 @@ def sources_text(
     *,
     answer_id: str | None,
     limit: int,
+    literal_max_chars: int = 80,
 ) -> str:
     """The answer, then ``Sources:`` with up to ``limit`` numbered evidence lines and,
     when the answer is kept (``answer_id``), where to fetch all of it."""
     text = [answer.answer or "(no answer)"]
-    lines = evidence_lines(answer, graphs)
+    lines = evidence_lines(answer, graphs, literal_max_chars=literal_max_chars)
     if lines:
         text += ["", SOURCES_HEADING]
         text += [f"[{n}] {line}" for n, line in enumerate(lines[:limit], start=1)]

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 import click
 
+from middleware.cli.progress import step_printer
 from middleware.cli.support import (
     LLMArgs,
     SourceArgs,
@@ -95,6 +96,13 @@ def print_answer(
     metavar="N",
     help="Most LLM calls for this question (default: setting max_calls).",
 )
+@click.option(
+    "--progress/--no-progress",
+    "show_progress",
+    default=None,
+    help="Show each step (linking, retrieval, LLM call k of n) on standard error "
+    "(default: when it is a terminal and setting progress is on).",
+)
 @source_options
 @llm_options
 @click.pass_context
@@ -106,6 +114,7 @@ def ask(
     choices: tuple[str, ...],
     as_rdf: bool,
     max_calls: int | None,
+    show_progress: bool | None,
     source: SourceArgs,
     llm: LLMArgs,
 ) -> None:
@@ -130,6 +139,9 @@ def ask(
         choices=list(choices) or None,
         sources=graphs if len(graphs) > 1 else None,
         budget=budget,
+        listener=step_printer(
+            False if show_progress is None and not settings.progress else show_progress
+        ),
     )
     if source.as_json:
         echo_json(answer_dict(answer))

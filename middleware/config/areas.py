@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from middleware.config.chat import ChatSettings
 from middleware.config.fields import setting
 from middleware.config.tuning import TuneSettings
 from middleware.support.version import default_user_agent
@@ -368,5 +369,6 @@ AREAS: tuple[tuple[str, type], ...] = (
     ("Answers", AnswerSettings),
     ("Evaluation", EvalSettings),
     ("Service", ServerSettings),
+    ("Chat and kept answers", ChatSettings),
     ("Tuning", TuneSettings),
 )

@@ -33,6 +33,7 @@ from middleware.config.areas import (
     SourceSettings,
     TextSettings,
 )
+from middleware.config.chat import ChatSettings
 from middleware.config.fields import Setting, declared
 from middleware.config.key_grants import KeyGrant, parse_grants
 from middleware.config.methods import METHOD_TABLES, MethodTable
@@ -111,6 +112,7 @@ class Settings(
     AnswerSettings,
     EvalSettings,
     ServerSettings,
+    ChatSettings,
     TuneSettings,
 ):
     """Resolved settings; read the general ones as attributes (``settings.timeout``) and

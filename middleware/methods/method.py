@@ -18,6 +18,7 @@ from middleware.kg.base import KnowledgeGraph
 from middleware.llm.base import LLM
 from middleware.llm.ledger import Budget
 from middleware.methods.answer import Answer, Evidence
+from middleware.methods.progress import StepListener
 from middleware.methods.run import AnswerPolicy, Run, check_question
 from middleware.methods.steps import final_answer, finish
 from middleware.text.linking import EntityLinker
@@ -36,6 +37,7 @@ class Method(Protocol):
         choices: Sequence[str] | None = None,
         sources: Sequence[KnowledgeGraph] | None = None,
         budget: Budget | None = None,
+        listener: StepListener | None = None,
     ) -> Answer: ...
 
 
@@ -81,7 +83,9 @@ class MethodBase(ABC):
         choices: Sequence[str] | None = None,
         sources: Sequence[KnowledgeGraph] | None = None,
         budget: Budget | None = None,
+        listener: StepListener | None = None,
     ) -> Answer:
+        """Answer ``question``; ``listener`` hears each step and LLM call as it happens."""
         text, options = check_question(question, choices)
         graphs = self.graphs_for(sources)
         run = Run(
@@ -92,6 +96,7 @@ class MethodBase(ABC):
             budget=budget,
             choices=options,
             policy=self.policy,
+            listener=listener,
         )
         try:
             return self.answer(run)

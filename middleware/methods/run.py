@@ -3,7 +3,9 @@
 A method is a few named steps. ``Run`` times each step and charges it what it spent
 (LLM calls and tokens from the session's ledger, SPARQL queries the calling thread ran
 on the graphs), keeps its prompt, raw output and parsed result, and totals the
-``Usage``. The ``AnswerPolicy`` says what the shared final stage may do.
+``Usage``. The ``AnswerPolicy`` says what the shared final stage may do. A
+``listener`` hears each step start and end and each LLM call as it happens
+(``methods/progress.py``).
 
 >>> from middleware.llm.scripted import ScriptedLLM
 >>> run = Run("Who directed Heat?", "demo", ScriptedLLM(default="Michael Mann"))
@@ -28,6 +30,7 @@ from middleware.llm.ledger import Budget, Ledger, LLMCall
 from middleware.llm.session import LLMSession
 from middleware.llm.templates import Prompt, flatten
 from middleware.methods.answer import Evidence, Step, StepUsage, Usage
+from middleware.methods.progress import StepEvent, StepListener
 
 MAX_QUESTION_CHARS = 2000
 MAX_CHOICES = 50
@@ -114,6 +117,7 @@ class Run:
         budget: Budget | None = None,
         choices: list[str] | None = None,
         policy: AnswerPolicy | None = None,
+        listener: StepListener | None = None,
     ) -> None:
         self.question = question
         self.method = method
@@ -124,6 +128,9 @@ class Run:
         self.steps: list[Step] = []
         self.warnings: list[str] = []
         self.prior: PriorEvidence | None = None
+        self.listener = listener
+        self._step_index = 0
+        self._open: list[int] = []  # indices of the steps now running, innermost last
         self._started = time.perf_counter()
         self._queries_at_start = _query_count(self.graphs)
 
@@ -131,17 +138,46 @@ class Run:
     def step(self, name: str) -> Iterator[Step]:
         """Time a stage and charge it the LLM calls and SPARQL queries made inside it."""
         record = Step(name)
+        index = self._step_index
+        self._step_index += 1
         calls_before = len(self.session.ledger)
         queries_before = _query_count(self.graphs)
+        self._tell(StepEvent("start", name, index))
+        self._open.append(index)
         started = time.perf_counter()
+        failed = True
         try:
             yield record
+            failed = False
         finally:
             record.seconds = time.perf_counter() - started
             calls = self.session.ledger.calls[calls_before:]
             record.llm_calls, record.prompt_tokens, record.completion_tokens = _llm_totals(calls)
             record.sparql_queries = _query_count(self.graphs) - queries_before
             self.steps.append(record)
+            self._open.pop()
+            end = StepEvent(
+                "end",
+                name,
+                index,
+                seconds=round(record.seconds, 4),
+                llm_calls=record.llm_calls,
+                sparql_queries=record.sparql_queries,
+                failed=failed,
+            )
+            self._tell(end)
+
+    def _tell(self, event: StepEvent) -> None:
+        if self.listener is not None:
+            self.listener(event)
+
+    def _tell_call(self, step: Step) -> None:
+        """An ``llm`` event for the call ``step`` is about to make."""
+        if self.listener is not None:
+            index = self._open[-1] if self._open else -1
+            call = len(self.session.ledger) + 1
+            most = self.session.budget.max_calls
+            self._tell(StepEvent("llm", step.name, index, call=call, most=most))
 
     def complete(
         self,
@@ -153,6 +189,7 @@ class Run:
     ) -> Completion:
         """One LLM completion for ``step``; its prompt and raw reply are recorded."""
         step.prompt = _prompt_text(prompt)
+        self._tell_call(step)
         completion = self.session.complete(step.name, prompt, temperature=temperature, seed=seed)
         step.raw = completion.text
         return completion
@@ -168,6 +205,7 @@ class Run:
     ) -> Choice:
         """One constrained LLM choice for ``step``."""
         step.prompt = _prompt_text(prompt)
+        self._tell_call(step)
         choice = self.session.choose(step.name, prompt, options, temperature=temperature, seed=seed)
         step.raw = choice.completion.text
         return choice

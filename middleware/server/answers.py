@@ -1,18 +1,27 @@
-"""``POST /v1/answer``: a question in, the ``Answer`` JSON out; shared with the chat route."""
+"""``POST /v1/answer``: a question in, the ``Answer`` JSON out (or, with
+``?stream=true`` or ``Accept: text/event-stream``, its steps as server-sent events and
+then the answer: ``answer_stream.py``); ``GET /v1/answers/{id}``: a chat completion's
+kept answer. The request checks are shared with the chat route."""
 
 from __future__ import annotations
 
+import dataclasses
+import threading
 from dataclasses import dataclass
 from typing import Any
 
-from flask import Blueprint, Response, jsonify, request
+from flask import Blueprint, Response, jsonify, request, stream_with_context
 
-from middleware.errors import BadRequest
+from middleware.errors import BadRequest, NotFound
 from middleware.kg.base import KnowledgeGraph
 from middleware.llm.ledger import Budget
 from middleware.methods.answer import Answer
 from middleware.methods.method import Method
+from middleware.methods.progress import StepListener
+from middleware.methods.run import check_question
 from middleware.serialize.answer_json import answer_dict
+from middleware.server.answer_store import owner_of
+from middleware.server.answer_stream import step_stream
 from middleware.server.context import grant, metrics, state
 from middleware.server.evidence_graph import evidence_graph
 from middleware.server.guard import permit
@@ -92,12 +101,13 @@ class PreparedAnswer:
     budget: Budget
     metrics: Metrics
 
-    def run(self) -> Answer:
+    def run(self, listener: StepListener | None = None) -> Answer:
         answer = self.method.run(
             self.ask.question,
             choices=self.ask.choices,
             sources=self.graphs if self.ask.sources else None,
             budget=self.budget,
+            listener=listener,
         )
         self.metrics.count_usage(answer.method, answer.usage)
         return answer
@@ -105,6 +115,7 @@ class PreparedAnswer:
 
 def prepare_answer(ask: AnswerRequest) -> PreparedAnswer:
     """Resolve the method and sources a request names (unknown ones fail here)."""
+    check_question(ask.question, ask.choices)  # bad input is a 400 before any stream starts
     app_state = state()
     names = ask.sources or [app_state.default_source]
     permit(grant(), sources=names, method=(ask.method or app_state.settings.method).strip().lower())
@@ -132,8 +143,50 @@ def answer() -> Response:
             f"unknown field(s) {', '.join(unknown)}",
             hint=f"known fields: {', '.join(sorted(ANSWER_FIELDS))}",
         )
+    streaming = _wants_stream()
     prepared = prepare_answer(AnswerRequest.from_json(body))
-    return jsonify(answer_body(prepared.run(), prepared.graphs))
+    if not streaming:
+        return jsonify(answer_body(prepared.run(), prepared.graphs))
+    gone = threading.Event()  # set when the client stops reading: no more LLM calls
+    prepared = dataclasses.replace(
+        prepared, budget=dataclasses.replace(prepared.budget, cancelled=gone)
+    )
+    events = step_stream(prepared.run, lambda done: answer_body(done, prepared.graphs), gone)
+    return Response(
+        stream_with_context(events),
+        content_type="text/event-stream; charset=utf-8",
+        headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+    )
+
+
+@blueprint.get("/v1/answers/<answer_id>")
+def kept_answer(answer_id: str) -> Response:
+    """A chat completion's answer, for the key that asked for it, while it is kept."""
+    app_state = state()
+    store = app_state.answer_store
+    owner = owner_of(request.headers.get("Authorization"), keys=app_state.keys_enabled)
+    found = store.get(answer_id, owner) if store is not None else None
+    if found is None:  # missing, expired, evicted or someone else's: all read the same
+        raise NotFound(
+            "no kept answer with this id",
+            hint="ids are chat completion ids; an answer is kept for answers_ttl seconds, "
+            "for the API key that asked for it",
+        )
+    return jsonify(found)
+
+
+def _wants_stream() -> bool:
+    """``?stream=true`` (or ``false``), else whether ``Accept`` asks for an event stream."""
+    value = request.args.get("stream")
+    if value is None:  # named in Accept, and not below JSON
+        named = {mimetype: quality for mimetype, quality in request.accept_mimetypes}
+        wanted = named.get("text/event-stream", 0)
+        return wanted > 0 and wanted >= named.get("application/json", 0)
+    if value.lower() in ("true", "1"):
+        return True
+    if value.lower() in ("false", "0"):
+        return False
+    raise BadRequest(f"stream must be true or false, not {value!r}", hint="e.g. ?stream=true")
 
 
 def _optional_text(body: dict[str, Any], key: str, where: str) -> str | None:

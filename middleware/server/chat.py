@@ -1,9 +1,11 @@
 """OpenAI-compatible ``/v1/models`` and ``/v1/chat/completions``.
 
 The ``model`` picks the method (``kgmw-rok``, ``kgmw-io``, ...; ``kgmw`` is the default
-method); the last user message is the question. The reply is a chat completion whose
-text is the answer followed by the evidence it cites; the whole ``Answer`` rides along
-in the extra field ``kgmw``. Extra request fields ``sources``, ``choices`` and
+method); the last user message is the question, made standalone with the entities of
+earlier turns when it is a follow-up (``text/follow_ups.py``). The reply is a chat
+completion whose text is the answer followed by a Sources section (``chat_text.py``);
+the whole ``Answer`` rides along in the extra field ``kgmw`` and is kept under the
+completion's id for ``GET /v1/answers/{id}`` (``answer_store.py``). Extra request fields ``sources``, ``choices`` and
 ``max_calls`` (the OpenAI client's ``extra_body``) mean what they mean on ``/v1/answer``.
 With ``stream: true`` the reply comes as server-sent events in OpenAI's chunk format;
 while the method works, comment lines keep the connection alive.
@@ -13,26 +15,29 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import queue
 import threading
 import time
-import uuid
 from collections.abc import Iterator
 from typing import Any
 
-from flask import Blueprint, Response, jsonify, stream_with_context
+from flask import Blueprint, Response, jsonify, request, stream_with_context
 
 from middleware.errors import BadRequest, MiddlewareError, NotFound
+from middleware.kg.base import KnowledgeGraph
 from middleware.methods.answer import Answer
 from middleware.methods.registry import METHODS
+from middleware.server.answer_store import new_answer_id, owner_of
 from middleware.server.answers import AnswerRequest, answer_body, prepare_answer, request_json
+from middleware.server.chat_text import sources_text
 from middleware.server.context import grant, metrics, state
+from middleware.server.conversation import conversation
 from middleware.server.errors import error_body
+from middleware.server.worker import AnswerWorker, Outcome
+from middleware.text.follow_ups import FollowUp, resolve_follow_up
 
 blueprint = Blueprint("chat", __name__)
 MODEL_PREFIX = "kgmw-"
 KEEP_ALIVE_SECONDS = 2.0
-CITED_EVIDENCE = 10
 CHUNK_WORDS = 4
 
 
@@ -90,9 +95,10 @@ def chat_completions() -> Response:
         raise BadRequest("'model' must name a model", hint="GET /v1/models lists them")
     if body.get("n", 1) != 1:
         raise BadRequest("only n=1 is supported")
+    question, turns = conversation(body.get("messages"))
     ask = AnswerRequest.from_json(
         {
-            "question": last_user_message(body.get("messages")),
+            "question": question,
             "method": method_for(model),
             "choices": body.get("choices"),
             "sources": body.get("sources"),
@@ -101,7 +107,13 @@ def chat_completions() -> Response:
         where="chat request",
     )
     prepared = prepare_answer(ask)
-    reply = _Reply(model)
+    follow_up = FollowUp(question, question)
+    if state().settings.chat_follow_ups and turns:
+        follow_up = resolve_follow_up(question, turns, state().linker(prepared.graphs[0]))
+        prepared = dataclasses.replace(
+            prepared, ask=dataclasses.replace(ask, question=follow_up.question)
+        )
+    reply = _Reply(model, prepared.graphs, follow_up)
     if body.get("stream") is True:
         options = body.get("stream_options") or {}
         usage_chunk = isinstance(options, dict) and options.get("include_usage") is True
@@ -109,51 +121,13 @@ def chat_completions() -> Response:
         prepared = dataclasses.replace(
             prepared, budget=dataclasses.replace(prepared.budget, cancelled=gone)
         )
-        worker = _Worker(prepared.run)
-        events = reply.stream(worker, prepared.graphs, include_usage=usage_chunk, gone=gone)
+        events = reply.stream(AnswerWorker(prepared.run), include_usage=usage_chunk, gone=gone)
         return Response(
             stream_with_context(events),
             content_type="text/event-stream; charset=utf-8",
             headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
         )
-    answer = prepared.run()
-    return jsonify(reply.completion(answer, answer_body(answer, prepared.graphs)))
-
-
-def last_user_message(messages: Any) -> str:
-    """The text of the last ``user`` message (string content or text parts)."""
-    if not isinstance(messages, list) or not messages:
-        raise BadRequest("'messages' must be a non-empty list of chat messages")
-    for message in reversed(messages):
-        if isinstance(message, dict) and message.get("role") == "user":
-            content = message.get("content")
-            if isinstance(content, str):
-                return content
-            if isinstance(content, list):
-                texts = [
-                    part.get("text", "")
-                    for part in content
-                    if isinstance(part, dict) and part.get("type") == "text"
-                ]
-                return " ".join(t for t in texts if isinstance(t, str))
-            raise BadRequest("the last user message has no text content")
-    raise BadRequest("no message with role 'user'", hint="put the question in a user message")
-
-
-def cited_text(answer: Answer) -> str:
-    """The answer, then the evidence it rests on as numbered lines."""
-    lines = [answer.answer or "(no answer)"]
-    cited = [(p.text, p.source) for p in answer.evidence.paths]
-    cited += [(t.text, t.triple.source) for t in answer.evidence.triples]
-    if cited:
-        lines += ["", "Evidence:"]
-        for number, (text, source) in enumerate(cited[:CITED_EVIDENCE], start=1):
-            lines.append(f"[{number}] {text}" + (f" ({source})" if source else ""))
-        if len(cited) > CITED_EVIDENCE:
-            lines.append(f"... and {len(cited) - CITED_EVIDENCE} more in the kgmw field")
-    elif not answer.grounded:
-        lines += ["", "(not grounded in a graph)"]
-    return "\n".join(lines)
+    return jsonify(reply.completion(prepared.run()))
 
 
 def chat_usage(answer: Answer) -> dict[str, int]:
@@ -165,34 +139,47 @@ def chat_usage(answer: Answer) -> dict[str, int]:
     }
 
 
-class _Worker:
-    """Runs the answer in a thread, so the stream can send keep-alives meanwhile."""
-
-    def __init__(self, job: Any) -> None:
-        self._done: queue.Queue[tuple[Answer | None, BaseException | None]] = queue.Queue(1)
-
-        def work() -> None:
-            try:
-                self._done.put((job(), None))
-            except BaseException as err:  # handed to the stream, which reports it
-                self._done.put((None, err))
-
-        threading.Thread(target=work, name="kgmw-answer", daemon=True).start()
-
-    def wait(self, seconds: float) -> tuple[Answer | None, BaseException | None] | None:
-        try:
-            return self._done.get(timeout=seconds)
-        except queue.Empty:
-            return None
-
-
 class _Reply:
-    def __init__(self, model: str) -> None:
-        self.model = model
-        self.id = f"chatcmpl-kgmw-{uuid.uuid4().hex}"
-        self.created = int(time.time())
+    """One completion: its id, its text (the answer and its Sources), its ``kgmw`` body;
+    the answer is kept under the id for ``GET /v1/answers/{id}``."""
 
-    def completion(self, answer: Answer, body: dict[str, Any]) -> dict[str, Any]:
+    def __init__(self, model: str, graphs: list[KnowledgeGraph], follow_up: FollowUp) -> None:
+        self.model = model
+        self.graphs = graphs
+        self.follow_up = follow_up
+        self.id = new_answer_id()
+        self.created = int(time.time())
+        self.store = state().answer_store
+        self.owner = owner_of(request.headers.get("Authorization"), keys=state().keys_enabled)
+        self.settings = state().settings
+
+    def body(self, answer: Answer) -> tuple[str, dict[str, Any]]:
+        """The message text and the ``kgmw`` body; the answer is kept on the way."""
+        body = answer_body(answer, self.graphs)
+        if self.follow_up.changed:
+            body["conversation"] = {
+                "asked": self.follow_up.asked,
+                "question": self.follow_up.question,
+                "carried": [{"iri": e.iri.value, "label": e.label} for e in self.follow_up.carried],
+            }
+        kept = self.store is not None and self.store.put(
+            self.id,
+            self.owner,
+            {"id": self.id, "created": self.created, "model": self.model, **body},
+        )
+        if not self.settings.chat_sources:
+            return answer.answer or "(no answer)", body
+        text = sources_text(
+            answer,
+            self.graphs,
+            answer_id=self.id if kept else None,
+            limit=self.settings.chat_sources_max,
+            literal_max_chars=self.settings.literal_max_chars,
+        )
+        return text, body
+
+    def completion(self, answer: Answer) -> dict[str, Any]:
+        text, body = self.body(answer)
         return {
             "id": self.id,
             "object": "chat.completion",
@@ -201,7 +188,7 @@ class _Reply:
             "choices": [
                 {
                     "index": 0,
-                    "message": {"role": "assistant", "content": cited_text(answer)},
+                    "message": {"role": "assistant", "content": text},
                     "finish_reason": "stop",
                     "logprobs": None,
                 }
@@ -229,8 +216,7 @@ class _Reply:
 
     def stream(
         self,
-        worker: _Worker,
-        graphs: list[Any],
+        worker: AnswerWorker,
         *,
         include_usage: bool,
         gone: threading.Event | None = None,
@@ -241,7 +227,7 @@ class _Reply:
         answer's remaining LLM calls are not made."""
         try:
             try:
-                yield from self._events(worker, graphs, include_usage=include_usage)
+                yield from self._events(worker, include_usage=include_usage)
             except Exception as failure:  # a chunk that could not be written
                 yield self._error(failure)
             yield "data: [DONE]\n\n"
@@ -250,22 +236,26 @@ class _Reply:
                 gone.set()
             raise
 
-    def _events(self, worker: _Worker, graphs: list[Any], *, include_usage: bool) -> Iterator[str]:
+    def _events(self, worker: AnswerWorker, *, include_usage: bool) -> Iterator[str]:
         yield self._chunk({"role": "assistant", "content": ""})
-        outcome = worker.wait(KEEP_ALIVE_SECONDS)
-        while outcome is None:
-            yield ": kgmw is working on the answer\n\n"
-            outcome = worker.wait(KEEP_ALIVE_SECONDS)
-        answer, failure = outcome
+        written = time.monotonic()  # steps go by silently; every quiet spell gets a comment
+        item = worker.next(KEEP_ALIVE_SECONDS)
+        while not isinstance(item, Outcome):
+            if time.monotonic() - written >= KEEP_ALIVE_SECONDS:
+                yield ": kgmw is working on the answer\n\n"
+                written = time.monotonic()
+            item = worker.next(max(0.0, written + KEEP_ALIVE_SECONDS - time.monotonic()))
+        answer, failure = item.answer, item.failure
         if failure is not None or answer is None:
             yield self._error(failure)
             return
+        text, body = self.body(answer)
         chunks = []  # written in full first: a failure cannot cut the stream midway
-        words = cited_text(answer).split(" ")
+        words = text.split(" ")
         for start in range(0, len(words), CHUNK_WORDS):
             piece = " ".join(words[start : start + CHUNK_WORDS])
             chunks.append(self._chunk({"content": piece if start == 0 else " " + piece}))
-        chunks.append(self._chunk({}, "stop", kgmw=answer_body(answer, graphs)))
+        chunks.append(self._chunk({}, "stop", kgmw=body))
         if include_usage:
             chunks.append(self._chunk(None, usage=chat_usage(answer)))
         yield from chunks

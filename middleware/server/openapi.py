@@ -71,6 +71,10 @@ SCHEMAS: dict[str, Any] = {
             "usage": {"type": "object"},
             "warnings": {"type": "array", "items": {"type": "string"}},
             "evidence_graph": {"type": "object"},
+            "conversation": {
+                "type": "object",
+                "description": "chat only, for a follow-up: asked (as sent), question (as answered), carried (entities from earlier turns)",
+            },
         },
     },
     "ChatRequest": {
@@ -78,7 +82,11 @@ SCHEMAS: dict[str, Any] = {
         "required": ["model", "messages"],
         "properties": {
             "model": {"type": "string", "description": "kgmw-rok, kgmw-io, kgmw-cot or kgmw"},
-            "messages": {"type": "array", "items": {"type": "object"}},
+            "messages": {
+                "type": "array",
+                "items": {"type": "object"},
+                "description": "the last user message is the question; earlier turns resolve a follow-up",
+            },
             "stream": {"type": "boolean"},
             "stream_options": {"type": "object"},
             "sources": {"type": "array", "items": {"type": "string"}},
@@ -88,7 +96,7 @@ SCHEMAS: dict[str, Any] = {
     },
     "ChatCompletion": {
         "type": "object",
-        "description": "An OpenAI chat completion; the extra field kgmw holds the full Answer.",
+        "description": "An OpenAI chat completion; its text ends with a Sources section (chat_sources), the extra field kgmw holds the full Answer, also kept under id for GET /v1/answers/{id}.",
         "properties": {
             "id": {"type": "string"},
             "object": {"const": "chat.completion"},
@@ -149,7 +157,40 @@ def _paths() -> dict[str, Any]:
             "post": {
                 "summary": "Answer a question with its evidence and cost",
                 "requestBody": body,
-                "responses": {"200": _json_response("The answer", _ref("Answer")), **ERRORS},
+                "parameters": [
+                    {
+                        "name": "stream",
+                        "in": "query",
+                        "schema": {"type": "boolean"},
+                        "description": "true: the steps as server-sent events (step, then answer, then done; or error), as with Accept: text/event-stream",
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "The answer, or with stream=true a text/event-stream of step events, the answer event, and done or error",
+                        "content": {JSON: {"schema": _ref("Answer")}, "text/event-stream": {}},
+                    },
+                    **ERRORS,
+                },
+            }
+        },
+        "/v1/answers/{answer_id}": {
+            "get": {
+                "summary": "A chat completion's full answer by the completion's id, for the key that asked, while kept (answers_ttl)",
+                "parameters": [
+                    {
+                        "name": "answer_id",
+                        "in": "path",
+                        "required": True,
+                        "schema": {"type": "string"},
+                    }
+                ],
+                "responses": {
+                    "200": _json_response(
+                        "The Answer JSON with id, created and model", _ref("Answer")
+                    ),
+                    **ERRORS,
+                },
             }
         },
         "/v1/chat/completions": {

@@ -6,13 +6,15 @@ graphs and the LLM backends are safe to share between threads.
 
 from __future__ import annotations
 
+import sqlite3
 import threading
 from collections.abc import Mapping
 from typing import Any
 
 from middleware.config import Settings
-from middleware.errors import BadRequest, NotFound
+from middleware.errors import BadRequest, ConfigError, NotFound
 from middleware.kg.backends.local import LocalStore
+from middleware.kg.base import KnowledgeGraph
 from middleware.kg.open import open_graph
 from middleware.kg.operations import GraphOperations
 from middleware.llm.base import LLM
@@ -21,9 +23,11 @@ from middleware.llm.ledger import Budget
 from middleware.methods.method import Method
 from middleware.methods.registry import METHODS, build_method
 from middleware.server.address_gate import AddressGate
+from middleware.server.answer_store import AnswerStore, store_path
 from middleware.server.guard import PenaltyBox
 from middleware.server.query_pool import QueryPool
 from middleware.support.urls import without_credentials
+from middleware.text.linking import EntityLinker
 
 DEFAULT_SOURCE = "default"
 
@@ -51,6 +55,7 @@ class ServiceState:
         self._pools: dict[str, QueryPool | None] = {}
         self.gate = gate or AddressGate()  # addresses the server refuses at the connection
         self.penalties = PenaltyBox(settings.sparql_penalty, gate=self.gate)  # /sparql callers
+        self._answers: AnswerStore | None = None
         self._lock = threading.RLock()
 
     # -- sources ----------------------------------------------------------------------
@@ -156,6 +161,42 @@ class ServiceState:
                 built = build_method(key, self.source_settings(graph_name), self.llm, graph)
                 self._methods[(key, graph_name)] = built
             return built
+
+    def linker(self, graph: KnowledgeGraph) -> EntityLinker:
+        """A linker over ``graph`` with the service's linking settings."""
+        return EntityLinker(
+            graph,
+            limit=self.settings.link_limit,
+            fuzzy_cutoff=self.settings.fuzzy_cutoff,
+            max_queries=self.settings.link_max_queries,
+        )
+
+    # -- kept answers --------------------------------------------------------------------
+    @property
+    def keys_enabled(self) -> bool:
+        return bool(self.settings.server_api_keys or self.settings.key_grants)
+
+    @property
+    def answer_store(self) -> AnswerStore | None:
+        """Where chat answers are kept for ``GET /v1/answers/{id}``; None when
+        ``answers_ttl`` is 0."""
+        if self.settings.answers_ttl <= 0:
+            return None
+        with self._lock:
+            if self._answers is None:
+                path = store_path(self.settings.cache_dir)
+                try:
+                    self._answers = AnswerStore(
+                        path,
+                        ttl=self.settings.answers_ttl,
+                        max_bytes=int(self.settings.answers_max_mb * 1_000_000),
+                    )
+                except (OSError, sqlite3.Error) as err:
+                    raise ConfigError(
+                        f"cannot keep chat answers in {path}: {err}",
+                        hint="set cache_dir to a writable folder, or answers_ttl = 0",
+                    ) from err
+            return self._answers
 
     def budget(self, max_calls: int | None) -> Budget:
         """A request's budget: the caller may lower ``max_calls``, never raise it."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -52,7 +53,12 @@ def embedded_llm(tmp_path_factory: pytest.TempPathFactory) -> EmbeddedLLM:
 
 
 def settings(**values: Any) -> Settings:
-    return Settings.load(config_path=None, env={}, overrides={"progress": False, **values})
+    """Defaults and ``values`` only; the cache folder stays the test session's own
+    (kept chat answers are written there)."""
+    isolated = {"cache_dir": os.environ.get("KGMW_CACHE_DIR")}
+    return Settings.load(
+        config_path=None, env={}, overrides={"progress": False, **isolated, **values}
+    )
 
 
 @pytest.fixture

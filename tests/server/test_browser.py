@@ -95,6 +95,9 @@ def test_page_asks_and_draws_the_evidence_graph(
     assert "LLM calls 4" in usage and "SPARQL queries" in usage
     evidence = browser.find_elements(By.CSS_SELECTOR, "#evidence li")
     assert any("directed by" in li.text for li in evidence)
+    steps = [li.text for li in browser.find_elements(By.CSS_SELECTOR, "#timeline li")]
+    assert steps[0].startswith("expand done (") and "1 LLM call" in steps[0]
+    assert all(" done (" in step for step in steps)
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     shot = ARTIFACTS / "answer-page.png"
     assert browser.save_screenshot(str(shot))

@@ -50,8 +50,9 @@ def test_grounded_completion_cites_its_evidence(scripted_server: LiveServer) -> 
         model="kgmw-rok", messages=[{"role": "user", "content": QUESTION}]
     )
     text = reply.choices[0].message.content or ""
-    assert text.startswith("James Cameron\n\nEvidence:\n[1] ")
-    assert "Titanic | directed by | James Cameron (sample)" in text
+    assert text.startswith("James Cameron\n\nSources:\n[1] ")
+    assert "Titanic —directed by→ James Cameron\n" in text
+    assert text.endswith(f"(full answer: GET /v1/answers/{reply.id})")
     assert reply.choices[0].finish_reason == "stop"
     answer: dict[str, Any] = reply.model_extra["kgmw"]  # type: ignore[index]
     assert answer["method"] == "rok" and answer["grounded"]
@@ -77,7 +78,7 @@ def test_streaming_sends_chunks_then_done(scripted_server: LiveServer) -> None:
     chunks = list(stream)
     assert chunks[0].choices[0].delta.role == "assistant"
     text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
-    assert text.startswith("James Cameron\n\nEvidence:")
+    assert text.startswith("James Cameron\n\nSources:")
     finals = [c for c in chunks if c.choices and c.choices[0].finish_reason == "stop"]
     assert len(finals) == 1
     assert finals[0].model_extra["kgmw"]["answer"] == "James Cameron"  # type: ignore[index]
@@ -134,14 +135,14 @@ def test_embedded_model_answers_through_the_openai_client(
     assert answer["grounded"], answer["warnings"]
     evidence = answer["evidence"]
     assert evidence["paths"] or evidence["triples"], "RoK found no evidence in the sample graph"
-    assert "Evidence:" in (reply.choices[0].message.content or "")
+    assert "Sources:" in (reply.choices[0].message.content or "")
     assert reply.usage is not None and reply.usage.completion_tokens > 0
     stream = client(server).chat.completions.create(
         model="kgmw-rok", messages=[{"role": "user", "content": QUESTION}], stream=True
     )
     chunks = list(stream)
     text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
-    assert text.strip() and "Evidence:" in text
+    assert text.strip() and "Sources:" in text
     final = next(c for c in chunks if c.choices and c.choices[0].finish_reason == "stop")
     assert final.model_extra["kgmw"]["grounded"]  # type: ignore[index]
 

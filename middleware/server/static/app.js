@@ -1,4 +1,5 @@
-// The question page: asks /v1/answer and draws the evidence as an SVG graph.
+// The question page: asks /v1/answer (streamed: each step shows in a timeline as it
+// runs) and draws the evidence as an SVG graph.
 // Graph text is untrusted: it is only ever set through textContent, never as HTML.
 "use strict";
 
@@ -60,16 +61,73 @@ async function ask(event) {
   if ($("method").value) payload.method = $("method").value;
   if ($("source").value) payload.sources = [$("source").value];
   $("ask").disabled = true;
+  $("timeline").replaceChildren();
+  $("timeline").hidden = false;
   setStatus("Working…");
   const started = performance.now();
   try {
-    const answer = await getJson("/v1/answer", { method: "POST", headers: headers(), body: JSON.stringify(payload) });
+    const answer = await streamAnswer(payload);
     show(answer, (performance.now() - started) / 1000);
     setStatus("");
   } catch (err) {
     setStatus(err.message, true);
   } finally {
     $("ask").disabled = false;
+  }
+}
+
+// POST /v1/answer?stream=true and read its server-sent events: step events update the
+// timeline, then "answer" carries the Answer; "error" ends the stream with a failure.
+async function streamAnswer(payload) {
+  const response = await fetch("/v1/answer?stream=true", { method: "POST", headers: headers(), body: JSON.stringify(payload) });
+  if (!response.ok) {
+    const body = await response.json().catch(() => ({}));
+    throw new Error(`${response.status}: ${body.message || response.statusText}${body.hint ? " (" + body.hint + ")" : ""}`);
+  }
+  const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+  let buffer = "", answer = null;
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    buffer += value;
+    let cut;
+    while ((cut = buffer.indexOf("\n\n")) >= 0) {
+      const block = buffer.slice(0, cut);
+      buffer = buffer.slice(cut + 2);
+      const name = (block.match(/^event: (.*)$/m) || [])[1];
+      const data = (block.match(/^data: (.*)$/m) || [])[1];
+      if (!name || data === undefined) continue;  // a keep-alive comment
+      const body = JSON.parse(data);
+      if (name === "step") timeline(body);
+      else if (name === "answer") answer = body;
+      else if (name === "error") throw new Error(`${body.status}: ${body.message}${body.hint ? " (" + body.hint + ")" : ""}`);
+    }
+  }
+  if (!answer) throw new Error("the answer stream ended without an answer");
+  return answer;
+}
+
+// One line per step: "running" while it runs, its LLM calls as they happen, then its cost.
+function timeline(event) {
+  const id = "step-" + event.index;
+  let line = document.getElementById(id);
+  if (!line) {
+    line = item("li", "");
+    line.id = id;
+    $("timeline").append(line);
+  }
+  if (event.kind === "start") {
+    line.className = "running";
+    line.textContent = event.step + " …";
+  } else if (event.kind === "llm") {
+    const bound = event.most === null ? "" : ` of at most ${event.most}`;
+    line.replaceChildren(event.step + " … ", item("span", `LLM call ${event.call}${bound}`));
+    line.lastChild.className = "calls";
+  } else {
+    line.className = event.failed ? "failed" : "";
+    const calls = `${event.llm_calls} LLM call${event.llm_calls === 1 ? "" : "s"}, ${event.sparql_queries} SPARQL`;
+    line.replaceChildren(`${event.step} ${event.failed ? "failed" : "done"} `, item("span", `(${event.seconds.toFixed(2)} s, ${calls})`));
+    line.lastChild.className = "calls";
   }
 }
 

@@ -158,7 +158,8 @@ def answer_plain_get(app: Any, sock: socket.socket, plain: PlainGet, software: s
     status, headers = started
     body = b"".join(chunks)
     if direct.written:  # the executor sent the response; ``body`` is what it left
-        sock.sendall(body)
+        if body:
+            sock.sendall(body)
         return PlainAnswer(status, headers, direct.size)
     lines = [f"HTTP/1.1 {status}", f"Server: {software}", f"Date: {formatdate(usegmt=True)}"]
     lines += [f"{name}: {value}" for name, value in headers]

@@ -7,7 +7,7 @@ import time
 from importlib import resources
 from typing import Any
 
-from flask import Blueprint, Response, jsonify
+from flask import Blueprint, Response, jsonify, request
 
 from middleware.errors import NotFound
 from middleware.llm.base import user
@@ -114,4 +114,6 @@ def _static(name: str) -> Response:
     data = resources.files("middleware.server").joinpath("static", *name.split("/")).read_bytes()
     response = Response(data, content_type=PAGE_TYPES[name.rsplit(".", 1)[-1]])
     response.headers["Content-Security-Policy"] = PAGE_POLICY
+    response.add_etag()  # a browser that has the file gets 304, not 435 kB again
+    response.make_conditional(request)  # in place
     return response

@@ -72,3 +72,12 @@ def test_static_files_are_package_data() -> None:
     for src in re.findall(r'(?:src|href)="/static/([^"]+)"', page):
         assert (STATIC / src).is_file(), src
         assert app.test_client().get(f"/static/{src}").status_code == 200, src
+
+
+def test_page_files_are_revalidated_not_sent_again(scripted_server: LiveServer) -> None:
+    url = f"{scripted_server.url}/static/vendor/cytoscape.min.js"
+    first = httpx.get(url)
+    tag = first.headers["etag"]
+    again = httpx.get(url, headers={"If-None-Match": tag})
+    assert again.status_code == 304 and again.content == b""
+    assert httpx.get(url, headers={"If-None-Match": '"other"'}).status_code == 200

@@ -3,7 +3,15 @@
 from __future__ import annotations
 
 # The files under static/ that /static/ serves (vendor/README.md says where each came from).
-PAGE_FILES = ("app.js", "graph.js", "app.css", "vendor/cytoscape.min.js")
+PAGE_FILES = (
+    "app.js",
+    "graph.js",
+    "app.css",
+    "vendor/cytoscape.min.js",
+    "vendor/layout-base.js",
+    "vendor/cose-base.js",
+    "vendor/cytoscape-fcose.js",
+)
 PAGE_TYPES = {
     "html": "text/html; charset=utf-8",
     "js": "text/javascript; charset=utf-8",

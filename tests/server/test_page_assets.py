@@ -16,29 +16,38 @@ STATIC = Path(__file__).parents[2] / "middleware" / "server" / "static"
 VENDOR = STATIC / "vendor"
 
 
-def _pinned_sha256() -> str:
-    found = re.search(
-        r"`cytoscape\.min\.js` \| cytoscape \| ([\d.]+) .*`([0-9a-f]{64})`",
+def _pinned() -> dict[str, str]:
+    """File name to sha256, from the table in vendor/README.md."""
+    rows = re.findall(
+        r"^\| `([\w.-]+\.js)` \| [\w-]+ \| [\d.]+ \| .* \| `([0-9a-f]{64})` \|$",
         (VENDOR / "README.md").read_text(),
+        re.M,
     )
-    assert found, "vendor/README.md names the version and sha256 of cytoscape.min.js"
-    return found.group(2)
+    return dict(rows)
 
 
-def test_vendored_cytoscape_is_the_pinned_file() -> None:
-    data = (VENDOR / "cytoscape.min.js").read_bytes()
-    assert hashlib.sha256(data).hexdigest() == _pinned_sha256()
-    assert "Permission is hereby granted" in (VENDOR / "cytoscape.LICENSE").read_text()
+def test_vendored_files_are_the_pinned_files() -> None:
+    pinned = _pinned()
+    assert set(pinned) == {p.name for p in VENDOR.glob("*.js")}
+    assert {"cytoscape.min.js", "cytoscape-fcose.js"} <= set(pinned)
+    for name, digest in pinned.items():
+        assert hashlib.sha256((VENDOR / name).read_bytes()).hexdigest() == digest, name
+        licence = VENDOR / (name.removesuffix(".min.js").removesuffix(".js") + ".LICENSE")
+        assert "Permission is hereby granted" in licence.read_text(), licence
 
 
-def test_vendored_script_is_served_with_the_page_policy(scripted_server: LiveServer) -> None:
-    response = httpx.get(f"{scripted_server.url}/static/vendor/cytoscape.min.js")
-    assert response.status_code == 200
-    assert response.headers["content-type"].startswith("text/javascript")
-    assert hashlib.sha256(response.content).hexdigest() == _pinned_sha256()
+def test_every_vendored_file_is_served_and_loaded(scripted_server: LiveServer) -> None:
     page = httpx.get(f"{scripted_server.url}/")
-    assert '<script src="/static/vendor/cytoscape.min.js"' in page.text
-    policy = page.headers["content-security-policy"]
+    for name, digest in _pinned().items():
+        response = httpx.get(f"{scripted_server.url}/static/vendor/{name}")
+        assert response.status_code == 200, name
+        assert response.headers["content-type"].startswith("text/javascript")
+        assert hashlib.sha256(response.content).hexdigest() == digest
+        assert f'<script src="/static/vendor/{name}"' in page.text
+
+
+def test_page_policy_allows_only_the_apps_own_scripts(scripted_server: LiveServer) -> None:
+    policy = httpx.get(f"{scripted_server.url}/").headers["content-security-policy"]
     assert "script-src 'self';" in policy and "unsafe" not in policy
 
 

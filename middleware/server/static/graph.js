@@ -1,8 +1,7 @@
-// The evidence graph, drawn with Cytoscape.js (static/vendor/, see its README.md).
-// Layout: a concentric start (deterministic), then Cytoscape's force-directed "cose"
-// with label sizes counted; if node boxes still touch, Cytoscape's concentric layout
-// with avoidOverlap. Labels are never drawn below 12 px: the page never zooms out
-// past 1, and a graph wider than its box is panned instead.
+// The evidence graph, drawn with Cytoscape.js and laid out by its fCoSE extension or
+// its concentric layout (static/vendor/, see its README.md); layOut says how one is
+// picked. Labels are never drawn below 12 px: the page never zooms out past 1, and a
+// graph larger than its box is dragged instead.
 // Graph text is untrusted: it goes to Cytoscape as data and to the tooltip as textContent.
 "use strict";
 
@@ -28,6 +27,7 @@ const kgmwGraphView = (() => {
     { selector: "edge.path", style: { width: 2.2, "line-color": "#2c5cc5", "target-arrow-color": "#2c5cc5" } },
   ];
   const SPREAD = [0.85, 0.92, 1, 1.15, 1.3, 1.5, 1.75, 2];
+  const OVERFLOW_COST = 2;
   let cy = null;
 
   // Triples between the same two nodes become one drawn edge with one line per relation.
@@ -71,28 +71,57 @@ const kgmwGraphView = (() => {
     return boxes.some((a, i) => boxes.slice(i + 1).some((b) => boxesMeet(a, b)));
   }
 
-  // Rings by degree (the most connected node in the middle), spread out step by step:
-  // the first spread where every label has room; else, once the graph outgrows its box
-  // at zoom 1, the first spread where every path edge's label has room. Edge labels
-  // still crowded then are left off (the tooltip has them).
+  // Long enough for the edge's label and for the labels around a node with many edges.
+  function edgeLength(edge) {
+    const label = 8 * Math.max(...edge.data("label").split("\n").map((line) => line.length));
+    return 50 + Math.max(label, 20 * Math.max(edge.source().degree(), edge.target().degree()));
+  }
+
+  // Whether score a comes before score b, compared item by item.
+  function before(a, b) {
+    for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return a[i] < b[i];
+    return false;
+  }
+
+  // Two layouts, each tried at growing spreads: Cytoscape's concentric rings (hubs in
+  // the middle, then nodes with several edges, leaves outside) and the force-directed
+  // fCoSE started from the rings (deterministic: no random start). Nodes must not meet; of the rest the try with the
+  // fewest crowded path labels wins, then the fewest crowded labels (a graph larger than
+  // its box at zoom 1 counts OVERFLOW_COST more per box it overflows by), then the smallest. Labels
+  // still crowded are left off (the tooltip has them).
   function layOut(box) {
+    const narrow = box.clientWidth < 520;
+    const hub = cy.nodes().maxDegree();
     const rings = {
       name: "concentric", animate: false, fit: false, nodeDimensionsIncludeLabels: true, avoidOverlap: true,
-      concentric: (n) => n.degree(), levelWidth: (nodes) => Math.max(1, nodes.maxDegree() / 4), minNodeSpacing: box.clientWidth < 520 ? 8 : 24,
-      startAngle: -Math.PI / 2,
+      concentric: (n) => (n.degree() * 3 >= hub * 2 ? 3 : n.degree() > 1 ? 2 : 1), levelWidth: () => 1,
+      minNodeSpacing: narrow ? 8 : 24, startAngle: -Math.PI / 2,
     };
+    cy.layout(rings).run();
+    cy.layout({
+      name: "fcose", quality: "proof", animate: false, fit: false, randomize: false, nodeDimensionsIncludeLabels: true,
+      idealEdgeLength: edgeLength, nodeRepulsion: () => 12000, nodeSeparation: 60, gravity: 0.3, numIter: 2500,
+    }).run();
+    const forces = new Map(cy.nodes().map((n) => [n.id(), { ...n.position() }]));
+    const runs = [
+      (spacingFactor) => cy.layout({ ...rings, spacingFactor }).run(),
+      (spacingFactor) => cy.layout({ name: "preset", animate: false, fit: false, positions: (n) => forces.get(n.id()), spacingFactor }).run(),
+    ];
     const room = { w: box.clientWidth - 2 * PAD, h: mostHeight() - 2 * PAD };
-    let chosen = null;
-    for (const spacingFactor of SPREAD) {
-      cy.layout({ ...rings, spacingFactor }).run();
-      if (nodesMeet()) continue;
-      const crowded = crowdedEdges();
-      if (!crowded.length) return;
-      const bb = cy.elements().boundingBox();
-      if (chosen === null && !crowded.some((e) => e.hasClass("path"))) chosen = spacingFactor;
-      if (chosen !== null && (bb.w > room.w || bb.h > room.h)) break;
+    let best = { score: [Infinity], run: runs[0], spread: SPREAD[SPREAD.length - 1] };
+    for (const run of runs) {
+      for (const spread of SPREAD) {
+        run(spread);
+        if (nodesMeet()) continue;
+        const crowded = crowdedEdges();
+        const bb = cy.elements().boundingBox();
+        const overflow = OVERFLOW_COST * Math.max(0, Math.max(1, bb.w / room.w) * Math.max(1, bb.h / room.h) - 1);
+        const score = [crowded.filter(".path").length, crowded.length + overflow, bb.w * bb.h];
+        if (before(score, best.score)) best = { score, run, spread };
+        if (!crowded.length) break;
+      }
     }
-    cy.layout({ ...rings, spacingFactor: chosen ?? SPREAD[SPREAD.length - 1] }).run();
+    best.run(best.spread);
     crowdedEdges().addClass("quiet");
   }
 

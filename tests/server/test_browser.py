@@ -133,6 +133,9 @@ def test_answer_view_with_a_readable_graph(
     )
     assert answer_nodes == ["James Cameron"]
     assert_readable_graph(browser)
+    answer, graph = (browser.find_element(By.ID, i).rect for i in ("result", "graph-box"))
+    assert graph["x"] >= answer["x"] + answer["width"], "on a wide screen the graph is beside"
+    assert graph["y"] + graph["height"] <= 800, "the whole graph is in view"
     usage = browser.find_element(By.ID, "usage").text
     assert "4 LLM calls" in usage and "tokens" in usage and " s" in usage
     evidence = browser.find_elements(By.CSS_SELECTOR, "#evidence li")

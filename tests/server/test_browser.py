@@ -193,6 +193,9 @@ def test_the_url_asks_again_on_reload(
     assert browser.find_element(By.ID, "question").get_attribute("value") == QUESTION
     assert browser.find_element(By.ID, "method").get_attribute("value") == "io"
     assert browser.find_element(By.ID, "grounding").text.startswith("io ")
+    # io answers from the LLM alone: no graph evidence, and the page says so
+    assert browser.find_element(By.ID, "graph-note").text == "No graph evidence for this answer."
+    assert not browser.find_element(By.ID, "graph").is_displayed()
     browser.execute_script("document.getElementById('answer').textContent = ''")
     browser.refresh()
     wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "#method option"))

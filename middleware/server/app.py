@@ -53,7 +53,7 @@ def create_app(
     connection (one shared by gunicorn's workers; by default the app's own).
     """
     settings = settings or Settings.load()
-    app = Flask("middleware.server")
+    app = Flask("middleware.server", static_folder=None)  # static/ is served by status.py
     app.json.sort_keys = False  # type: ignore[attr-defined]
     app.json.ensure_ascii = False  # type: ignore[attr-defined]
     app.config["MAX_CONTENT_LENGTH"] = settings.server_max_body

@@ -30,9 +30,10 @@ def node_id(term: Term) -> str:
 def evidence_graph(answer: Answer, graphs: Mapping[str, KnowledgeGraph]) -> dict[str, Any]:
     """``{"nodes": [...], "edges": [...]}`` for ``answer``'s evidence, labels from ``graphs``.
 
-    Each node: ``id``, ``label``, ``kind`` (entity or literal), ``answer`` (named by the
-    answer), ``source``. Each edge: ``source``, ``target``, ``label``, ``role`` (path or
-    the triple's role), ``graph`` (the source graph's name).
+    Each node: ``id``, ``iri`` (None for a literal or blank node), ``label``, ``kind`` (entity or
+    literal), ``answer`` (named by the answer), ``source``. Each edge: ``source``,
+    ``target``, ``label``, ``predicate`` (the relation's IRI), ``role`` (path or the
+    triple's role), ``graph`` (the source graph's name).
     """
     answer_iris = {entity.iri for entity in answer.entities}
     roles: dict[tuple[str, str, str], tuple[Triple, str]] = {}
@@ -63,6 +64,7 @@ def evidence_graph(answer: Answer, graphs: Mapping[str, KnowledgeGraph]) -> dict
             if key not in nodes:
                 nodes[key] = {
                     "id": key,
+                    "iri": term.value if isinstance(term, NamedNode) else None,
                     "label": verbalizer.name(term),
                     "kind": "literal" if isinstance(term, Literal) else "entity",
                     "answer": isinstance(term, NamedNode) and term.value in answer_iris,
@@ -73,6 +75,7 @@ def evidence_graph(answer: Answer, graphs: Mapping[str, KnowledgeGraph]) -> dict
                 "source": node_id(triple.subject),
                 "target": node_id(triple.object),
                 "label": verbalizer.relation(triple.predicate),
+                "predicate": triple.predicate.value,
                 "role": role,
                 "graph": triple.source,
             }

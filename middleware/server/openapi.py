@@ -5,6 +5,8 @@ from __future__ import annotations
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
+from middleware.server.page_files import PAGE_FILES
+
 JSON = "application/json"
 
 
@@ -290,14 +292,14 @@ def _paths() -> dict[str, Any]:
         },
         "/static/{name}": {
             "get": {
-                "summary": "The page's script and style",
+                "summary": "The page's script, style and vendored graph library",
                 "security": [],
                 "parameters": [
                     {
                         "name": "name",
                         "in": "path",
                         "required": True,
-                        "schema": {"enum": ["app.js", "app.css"]},
+                        "schema": {"enum": list(PAGE_FILES)},
                     }
                 ],
                 "responses": {"200": {"description": "JavaScript or CSS"}},

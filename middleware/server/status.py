@@ -7,12 +7,14 @@ import time
 from importlib import resources
 from typing import Any
 
-from flask import Blueprint, Response, jsonify
+from flask import Blueprint, Response, jsonify, request
 
+from middleware.errors import NotFound
 from middleware.llm.base import user
 from middleware.llm.cache import CachedLLM
 from middleware.server.context import grant, metrics, state
 from middleware.server.openapi import openapi_document
+from middleware.server.page_files import PAGE_FILES, PAGE_POLICY, PAGE_TYPES
 
 blueprint = Blueprint("status", __name__)
 READY_CACHE_SECONDS = 10.0
@@ -97,19 +99,21 @@ def openapi() -> Response:
 @blueprint.get("/")
 def page() -> Response:
     """The question page (served by the app itself; no external assets)."""
-    return _static("index.html", "text/html; charset=utf-8")
+    return _static("index.html")
 
 
-@blueprint.get("/static/<any('app.js', 'app.css'):name>")
+@blueprint.get("/static/<path:name>")
 def static_file(name: str) -> Response:
-    kind = "text/javascript" if name.endswith(".js") else "text/css"
-    return _static(name, f"{kind}; charset=utf-8")
+    """The page's script, style and vendored library; any other name is a 404."""
+    if name not in PAGE_FILES:
+        raise NotFound(f"no page file {name!r}", hint="the page's files: " + ", ".join(PAGE_FILES))
+    return _static(name)
 
 
-def _static(name: str, content_type: str) -> Response:
-    text = resources.files("middleware.server").joinpath("static", name).read_text("utf-8")
-    response = Response(text, content_type=content_type)
-    response.headers["Content-Security-Policy"] = (
-        "default-src 'self'; style-src 'self'; script-src 'self'; img-src 'self' data:"
-    )
+def _static(name: str) -> Response:
+    data = resources.files("middleware.server").joinpath("static", *name.split("/")).read_bytes()
+    response = Response(data, content_type=PAGE_TYPES[name.rsplit(".", 1)[-1]])
+    response.headers["Content-Security-Policy"] = PAGE_POLICY
+    response.add_etag()  # a browser that has the file gets 304, not 435 kB again
+    response.make_conditional(request)  # in place
     return response

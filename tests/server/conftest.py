@@ -14,6 +14,7 @@ from middleware.config import Settings
 from middleware.kg.backends.local import LocalStore
 from middleware.kg.sample import sample_store
 from middleware.llm.local import EmbeddedLLM, bundled_model_path
+from middleware.llm.scripted import ScriptedLLM
 from middleware.server import create_app
 from middleware.server.context import STATE_KEY
 from middleware.server.loopback_server import LoopbackServer
@@ -80,3 +81,21 @@ def serve() -> Iterator[Callable[[Flask], LiveServer]]:
 def scripted_server(serve: Callable[[Flask], LiveServer], sample_graph: LocalStore) -> LiveServer:
     """The service over the sample graph with RoK's scripted replies."""
     return serve(create_app(settings(), llm=rok_script(), graphs={"sample": sample_graph}))
+
+
+def rich_script() -> ScriptedLLM:
+    """RoK's replies keeping every fact it is offered: an evidence graph of a dozen nodes."""
+    return ScriptedLLM(
+        [
+            ("Key entities:$", "Titanic; Kate Winslet; James Cameron; Leonardo DiCaprio"),
+            ("Useful facts:$", "1, 2, 3, 4, 5, 6, 7, 8"),
+            ("Answer:$", "James Cameron"),
+        ],
+        default="James Cameron",
+    )
+
+
+@pytest.fixture
+def rich_server(serve: Callable[[Flask], LiveServer], sample_graph: LocalStore) -> LiveServer:
+    """The service over the sample graph with RoK keeping many facts."""
+    return serve(create_app(settings(), llm=rich_script(), graphs={"sample": sample_graph}))

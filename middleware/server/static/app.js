@@ -1,10 +1,12 @@
 // The question page: asks /v1/answer (streamed: each step shows in a timeline as it
-// runs) and draws the evidence as an SVG graph.
-// Graph text is untrusted: it is only ever set through textContent, never as HTML.
+// runs), shows the answer, its usage and evidence, and draws the evidence graph
+// (graph.js). The question, method and source are in the URL (/?q=...&method=...),
+// so a page can be shared and reloaded: loading such a URL asks the question.
+// Graph and answer text is untrusted: it is only ever set through textContent.
 "use strict";
 
-const SVG_NS = "http://www.w3.org/2000/svg";
 const $ = (id) => document.getElementById(id);
+let jsonUrl = null;
 
 function headers() {
   const found = { "Content-Type": "application/json" };
@@ -13,37 +15,42 @@ function headers() {
   return found;
 }
 
+function failure(status, body, fallback) {
+  const message = body.message || (body.error && body.error.message) || fallback;
+  return new Error(`${status}: ${message}${body.hint ? " (" + body.hint + ")" : ""}`);
+}
+
 async function getJson(url, options) {
   const response = await fetch(url, options);
   const body = await response.json().catch(() => ({}));
-  if (!response.ok) {
-    const message = body.message || (body.error && body.error.message) || response.statusText;
-    throw new Error(`${response.status}: ${message}${body.hint ? " (" + body.hint + ")" : ""}`);
-  }
+  if (!response.ok) throw failure(response.status, body, response.statusText);
   return body;
 }
 
 function fillSelect(select, items, chosen) {
   select.replaceChildren();
-  for (const item of items) {
-    const option = document.createElement("option");
-    option.value = item.value;
-    option.textContent = item.label;
-    option.selected = item.value === chosen;
+  for (const entry of items) {
+    const option = item("option", entry.label);
+    option.value = entry.value;
+    option.title = entry.title || "";
+    option.selected = entry.value === chosen;
     select.append(option);
   }
 }
 
+// The methods are the models /v1/models lists as kgmw-NAME; "rok" is picked first.
 async function loadChoices() {
   try {
     const models = await getJson("/v1/models", { headers: headers() });
     const methods = models.data.filter((m) => m.id.startsWith("kgmw-"));
-    fillSelect($("method"), methods.map((m) => ({ value: m.id.slice(5), label: m.id.slice(5) })), "rok");
+    fillSelect($("method"), methods.map((m) => ({ value: m.id.slice(5), label: m.id.slice(5), title: m.description })), "rok");
     const sources = await getJson("/v1/sources", { headers: headers() });
     fillSelect($("source"), sources.sources.map((s) => ({ value: s.name, label: `${s.name} (${s.kind})` })), sources.default);
     setStatus("");
+    return true;
   } catch (err) {
     setStatus("Could not list methods and sources: " + err.message, true);
+    return false;
   }
 }
 
@@ -52,17 +59,48 @@ function setStatus(text, isError = false) {
   $("status").className = isError ? "error" : "";
 }
 
-async function ask(event) {
+function choose(select, value) {
+  if (!value) return true;
+  if (![...select.options].some((o) => o.value === value)) return false;
+  select.value = value;
+  return true;
+}
+
+// Fill the form from the URL and ask, when the URL holds a question.
+async function askFromUrl() {
+  const params = new URLSearchParams(location.search);
+  const question = params.get("q");
+  if (!question) return;
+  $("question").value = question;
+  for (const name of ["method", "source"]) {
+    if (!choose($(name), params.get(name))) {
+      setStatus(`The URL names ${name} "${params.get(name)}", which this service does not offer; pick one and ask.`, true);
+      return;
+    }
+  }
+  await ask();
+}
+
+async function submit(event) {
   event.preventDefault();
+  const params = new URLSearchParams({ q: $("question").value.trim() });
+  if ($("method").value) params.set("method", $("method").value);
+  if ($("source").value) params.set("source", $("source").value);
+  if (location.search !== "?" + params) history.pushState(null, "", "?" + params);
+  await ask();
+}
+
+async function ask() {
   const question = $("question").value.trim();
   if (!question) return;
-  if (!$("method").value) await loadChoices();
+  if (!$("method").value && !(await loadChoices())) return;
   const payload = { question };
   if ($("method").value) payload.method = $("method").value;
   if ($("source").value) payload.sources = [$("source").value];
   $("ask").disabled = true;
+  for (const id of ["result", "graph-box", "evidence-box"]) $(id).hidden = true;
   $("timeline").replaceChildren();
-  $("timeline").hidden = false;
+  $("steps").hidden = false;
   setStatus("Working…");
   const started = performance.now();
   try {
@@ -80,10 +118,7 @@ async function ask(event) {
 // timeline, then "answer" carries the Answer; "error" ends the stream with a failure.
 async function streamAnswer(payload) {
   const response = await fetch("/v1/answer?stream=true", { method: "POST", headers: headers(), body: JSON.stringify(payload) });
-  if (!response.ok) {
-    const body = await response.json().catch(() => ({}));
-    throw new Error(`${response.status}: ${body.message || response.statusText}${body.hint ? " (" + body.hint + ")" : ""}`);
-  }
+  if (!response.ok) throw failure(response.status, await response.json().catch(() => ({})), response.statusText);
   const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
   let buffer = "", answer = null;
   for (;;) {
@@ -100,7 +135,7 @@ async function streamAnswer(payload) {
       const body = JSON.parse(data);
       if (name === "step") timeline(body);
       else if (name === "answer") answer = body;
-      else if (name === "error") throw new Error(`${body.status}: ${body.message}${body.hint ? " (" + body.hint + ")" : ""}`);
+      else if (name === "error") throw failure(body.status, body, "the answer failed");
     }
   }
   if (!answer) throw new Error("the answer stream ended without an answer");
@@ -121,14 +156,23 @@ function timeline(event) {
     line.textContent = event.step + " …";
   } else if (event.kind === "llm") {
     const bound = event.most === null ? "" : ` of at most ${event.most}`;
-    line.replaceChildren(event.step + " … ", item("span", `LLM call ${event.call}${bound}`));
-    line.lastChild.className = "calls";
+    line.replaceChildren(event.step + " … ", item("span", `LLM call ${event.call}${bound}`, "calls"));
   } else {
     line.className = event.failed ? "failed" : "";
     const calls = `${event.llm_calls} LLM call${event.llm_calls === 1 ? "" : "s"}, ${event.sparql_queries} SPARQL`;
-    line.replaceChildren(`${event.step} ${event.failed ? "failed" : "done"} `, item("span", `(${event.seconds.toFixed(2)} s, ${calls})`));
-    line.lastChild.className = "calls";
+    line.replaceChildren(`${event.step} ${event.failed ? "failed" : "done"} `, item("span", `(${event.seconds.toFixed(2)} s, ${calls})`, "calls"));
   }
+}
+
+function plural(count, word) {
+  return `${count} ${word}${count === 1 ? "" : "s"}`;
+}
+
+function usageLine(u, seconds) {
+  const cached = u.cache_hits ? ` (${u.cache_hits} from cache)` : "";
+  const tokens = `${u.prompt_tokens + u.completion_tokens} tokens (${u.prompt_tokens} prompt + ${u.completion_tokens} completion)`;
+  return [plural(u.llm_calls, "LLM call") + cached, tokens, `${u.sparql_queries} SPARQL quer${u.sparql_queries === 1 ? "y" : "ies"}`,
+    `${u.seconds.toFixed(2)} s in the method, ${seconds.toFixed(2)} s in all`].join(" · ");
 }
 
 function show(answer, seconds) {
@@ -137,131 +181,30 @@ function show(answer, seconds) {
   const entities = answer.entities.map((e) => e.label || e.iri).join(", ");
   $("grounding").textContent = `${answer.method} · grounding: ${answer.grounding}` + (entities ? ` · entities: ${entities}` : "");
   $("warnings").replaceChildren(...answer.warnings.map((w) => item("li", w)));
+  $("usage").textContent = usageLine(answer.usage, seconds);
+  if (jsonUrl) URL.revokeObjectURL(jsonUrl);
+  jsonUrl = URL.createObjectURL(new Blob([JSON.stringify(answer, null, 2)], { type: "application/json" }));
+  $("answer-json").href = jsonUrl;
   const lines = [
     ...answer.evidence.paths.map((p) => `${p.text} (${p.source || "graph"})`),
     ...answer.evidence.triples.map((t) => `${t.text} (${t.source || "graph"}, ${t.role})`),
   ];
   $("evidence").replaceChildren(...lines.map((line) => item("li", line)));
-  const u = answer.usage;
-  const rows = [
-    ["LLM calls", u.llm_calls + (u.cache_hits ? ` (${u.cache_hits} from cache)` : "")],
-    ["Tokens", `${u.prompt_tokens} prompt + ${u.completion_tokens} completion`],
-    ["SPARQL queries", u.sparql_queries],
-    ["Seconds", `${u.seconds.toFixed(2)} in the method, ${seconds.toFixed(2)} in all`],
-  ];
-  $("usage").tBodies[0].replaceChildren(...rows.map(([k, v]) => {
-    const tr = document.createElement("tr");
-    tr.append(item("td", k), item("td", String(v)));
-    return tr;
-  }));
-  draw($("graph"), answer.evidence_graph || { nodes: [], edges: [] });
+  $("evidence-box").hidden = !lines.length;
+  $("graph-box").hidden = false;
+  kgmwGraphView.draw(answer.evidence_graph || { nodes: [], edges: [] }, $("graph"), $("graph-tip"), $("graph-note"));
 }
 
-function item(tag, text) {
+function item(tag, text, className) {
   const element = document.createElement(tag);
   element.textContent = text;
+  if (className) element.className = className;
   return element;
 }
 
-// A small force layout: springs along edges, repulsion between nodes, fixed seed.
-function layout(nodes, edges, width, height) {
-  const pos = new Map();
-  nodes.forEach((n, i) => {
-    const angle = (2 * Math.PI * i) / Math.max(nodes.length, 1);
-    pos.set(n.id, { x: width / 2 + (width / 3) * Math.cos(angle), y: height / 2 + (height / 3) * Math.sin(angle) });
-  });
-  const ideal = Math.min(180, Math.max(90, Math.sqrt((width * height) / Math.max(nodes.length, 1)) * 0.7));
-  for (let step = 0; step < 300; step++) {
-    const force = new Map(nodes.map((n) => [n.id, { x: 0, y: 0 }]));
-    for (let i = 0; i < nodes.length; i++) {
-      for (let j = i + 1; j < nodes.length; j++) {
-        const a = pos.get(nodes[i].id), b = pos.get(nodes[j].id);
-        let dx = a.x - b.x, dy = a.y - b.y;
-        const d2 = Math.max(dx * dx + dy * dy, 1);
-        const push = (ideal * ideal) / d2;
-        dx *= push; dy *= push;
-        force.get(nodes[i].id).x += dx; force.get(nodes[i].id).y += dy;
-        force.get(nodes[j].id).x -= dx; force.get(nodes[j].id).y -= dy;
-      }
-    }
-    for (const e of edges) {
-      const a = pos.get(e.source), b = pos.get(e.target);
-      if (!a || !b || a === b) continue;
-      const dx = b.x - a.x, dy = b.y - a.y;
-      const d = Math.max(Math.hypot(dx, dy), 1);
-      const pull = (d - ideal) / d * 0.5;
-      force.get(e.source).x += dx * pull; force.get(e.source).y += dy * pull;
-      force.get(e.target).x -= dx * pull; force.get(e.target).y -= dy * pull;
-    }
-    const cool = 0.1 * (1 - step / 300);
-    for (const n of nodes) {
-      const p = pos.get(n.id), f = force.get(n.id);
-      p.x += Math.max(-20, Math.min(20, f.x * cool)) + (width / 2 - p.x) * 0.01;
-      p.y += Math.max(-20, Math.min(20, f.y * cool)) + (height / 2 - p.y) * 0.01;
-    }
-  }
-  return pos;
-}
-
-function draw(svg, graph) {
-  svg.replaceChildren();
-  const width = 960, height = 460;
-  if (!graph.nodes.length) {
-    const note = svg.appendChild(document.createElementNS(SVG_NS, "text"));
-    note.setAttribute("x", 20); note.setAttribute("y", 30);
-    note.textContent = "No graph evidence for this answer.";
-    svg.setAttribute("viewBox", `0 0 ${width} ${height}`);
-    return;
-  }
-  const pos = layout(graph.nodes, graph.edges, width, height);
-  const xs = [...pos.values()].map((p) => p.x), ys = [...pos.values()].map((p) => p.y);
-  const pad = 90;
-  const minX = Math.min(...xs) - pad, minY = Math.min(...ys) - pad / 2;
-  const w = Math.max(...xs) - minX + pad, h = Math.max(...ys) - minY + pad / 2;
-  svg.setAttribute("viewBox", `${minX} ${minY} ${w} ${h}`);
-  const defs = svg.appendChild(document.createElementNS(SVG_NS, "defs"));
-  const marker = defs.appendChild(document.createElementNS(SVG_NS, "marker"));
-  for (const [k, v] of Object.entries({ id: "arrow", viewBox: "0 0 10 10", refX: "22", refY: "5", markerWidth: "7", markerHeight: "7", orient: "auto-start-reverse" })) marker.setAttribute(k, v);
-  const tip = marker.appendChild(document.createElementNS(SVG_NS, "path"));
-  tip.setAttribute("d", "M 0 0 L 10 5 L 0 10 z");
-  tip.setAttribute("fill", "#8a93a6");
-  const pairs = new Map();
-  for (const edge of graph.edges) {
-    const a = pos.get(edge.source), b = pos.get(edge.target);
-    if (!a || !b) continue;
-    const key = [edge.source, edge.target].sort().join("|");
-    const nth = pairs.get(key) || 0;
-    pairs.set(key, nth + 1);
-    const g = svg.appendChild(document.createElementNS(SVG_NS, "g"));
-    g.setAttribute("class", "edge " + (edge.role === "path" ? "path" : "fact"));
-    const line = g.appendChild(document.createElementNS(SVG_NS, "line"));
-    line.setAttribute("x1", a.x); line.setAttribute("y1", a.y);
-    line.setAttribute("x2", b.x); line.setAttribute("y2", b.y);
-    line.setAttribute("marker-end", "url(#arrow)");
-    const label = g.appendChild(document.createElementNS(SVG_NS, "text"));
-    label.setAttribute("x", (a.x + b.x) / 2);
-    label.setAttribute("y", (a.y + b.y) / 2 - 4 + nth * 13);
-    label.setAttribute("text-anchor", "middle");
-    label.textContent = edge.label;
-  }
-  for (const node of graph.nodes) {
-    const p = pos.get(node.id);
-    const g = svg.appendChild(document.createElementNS(SVG_NS, "g"));
-    g.setAttribute("class", "node " + node.kind + (node.answer ? " answer" : ""));
-    g.setAttribute("data-id", node.id);
-    const title = g.appendChild(document.createElementNS(SVG_NS, "title"));
-    title.textContent = node.id;
-    const circle = g.appendChild(document.createElementNS(SVG_NS, "circle"));
-    circle.setAttribute("cx", p.x); circle.setAttribute("cy", p.y); circle.setAttribute("r", node.answer ? 13 : 10);
-    const text = g.appendChild(document.createElementNS(SVG_NS, "text"));
-    text.setAttribute("x", p.x); text.setAttribute("y", p.y - 16);
-    text.setAttribute("text-anchor", "middle");
-    text.textContent = node.label.length > 40 ? node.label.slice(0, 39) + "…" : node.label;
-  }
-}
-
-document.addEventListener("DOMContentLoaded", () => {
-  $("ask-form").addEventListener("submit", ask);
+document.addEventListener("DOMContentLoaded", async () => {
+  $("ask-form").addEventListener("submit", submit);
   $("api-key").addEventListener("change", loadChoices);
-  loadChoices();
+  window.addEventListener("popstate", askFromUrl);
+  if (await loadChoices()) await askFromUrl();
 });

@@ -12,6 +12,7 @@ from flask import Blueprint, Response, jsonify
 from middleware.llm.base import user
 from middleware.llm.cache import CachedLLM
 from middleware.server.context import grant, metrics, state
+from middleware.server.metrics import CONTENT_TYPE
 from middleware.server.openapi import openapi_document
 
 blueprint = Blueprint("status", __name__)
@@ -86,7 +87,7 @@ def _probe(action: Any) -> dict[str, Any]:
 
 @blueprint.get("/metrics")
 def prometheus() -> Response:
-    return Response(metrics().render(), content_type="text/plain; version=0.0.4; charset=utf-8")
+    return Response(metrics().render(), content_type=CONTENT_TYPE)
 
 
 @blueprint.get("/openapi.json")

@@ -15,6 +15,7 @@ import httpx
 import pytest
 
 from tests.conftest import free_port, wait_until_up
+from tests.server.prometheus_text import figure
 
 
 def _kgmw() -> list[str]:
@@ -138,3 +139,41 @@ def test_gunicorn_threads_each_take_their_own_connections(environment: dict[str,
         os.killpg(process.pid, signal.SIGTERM)
         out, _ = process.communicate(timeout=30)
         assert b'"GET /sparql?query=ASK' in out and b" 200 " in out  # the access log
+
+
+@pytest.mark.slow
+def test_gunicorn_metrics_sum_every_workers_figures(
+    environment: dict[str, str], tmp_path: Path
+) -> None:
+    """Each worker writes its figures to the multiprocess directory; a scrape answered
+    by either worker reports the sum. Busy connections hold the threads of the worker
+    that takes connections first, so the other worker answers too."""
+    figures = tmp_path / "metrics"
+    figures.mkdir()
+    (figures / "counter_1.db").write_bytes(b"left from an earlier run")
+    environment["PROMETHEUS_MULTIPROC_DIR"] = str(figures)
+    key = {"Authorization": "Bearer serve-test-key"}
+    with start(["--workers", "2"], environment) as (url, process):
+        port = int(url.rsplit(":", 1)[1])
+        sent = 0
+        for _ in range(10):
+            for busy in (0, 4):
+                held = [socket.create_connection(("127.0.0.1", port)) for _ in range(busy)]
+                for sock in held:
+                    sock.sendall(b"GET /healthz HT")
+                for _ in range(5):
+                    assert httpx.get(f"{url}/v1/sources", headers=key).status_code == 200
+                    sent += 1
+                for sock in held:
+                    sock.close()
+            if len({p.stem.split("_")[-1] for p in figures.glob("counter_*.db")}) >= 2:
+                break
+        workers = {p.stem.split("_")[-1] for p in figures.glob("counter_*.db")}
+        assert len(workers) == 2 and "1" not in workers  # both workers; the old file gone
+        scraped = httpx.get(f"{url}/metrics", headers=key).text
+        counted = figure(
+            scraped, "kgmw_http_requests_total", route="/v1/sources", method="GET", status="200"
+        )
+        assert counted == sent
+        os.killpg(process.pid, signal.SIGTERM)
+        process.communicate(timeout=30)

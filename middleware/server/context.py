@@ -10,6 +10,7 @@ from middleware.server.state import ServiceState
 
 STATE_KEY = "KGMW_STATE"
 METRICS_KEY = "KGMW_METRICS"
+ADMISSION_KEY = "KGMW_ADMISSION"
 
 
 def state() -> ServiceState:

@@ -9,7 +9,13 @@ from typing import Any
 import pytest
 
 from middleware.errors import NotFound
-from middleware.eval.report import bootstrap_interval, summarize, write_report
+from middleware.eval.report import (
+    accuracy_figure,
+    bootstrap_interval,
+    cost_figure,
+    summarize,
+    write_report,
+)
 
 
 def record(dataset: str, method: str, n: int, hit: bool, **extra: Any) -> dict[str, Any]:
@@ -90,3 +96,14 @@ def test_write_report(tmp_path: Path) -> None:
 def test_report_without_results(tmp_path: Path) -> None:
     with pytest.raises(NotFound, match=r"no results\.jsonl"):
         write_report([tmp_path], tmp_path)
+
+
+def test_plots_show_rates_from_zero_to_one(tmp_path: Path) -> None:
+    lines = (results(tmp_path / "run") / "results.jsonl").read_text().splitlines()
+    summaries = summarize((json.loads(line) for line in lines), seed=0)
+    for figure in (accuracy_figure(summaries), cost_figure(summaries)):
+        axes = figure.axes[0]
+        assert axes.get_ylim() == (0.0, 1.0)
+        assert "rate" in axes.get_ylabel()
+    heights = [bar.get_height() for bar in accuracy_figure(summaries).axes[0].patches]
+    assert heights and max(heights) <= 1.0 and 0.6 in heights

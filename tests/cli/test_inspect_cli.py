@@ -66,3 +66,22 @@ def test_inspect_tables_name_relations_and_keep_iris_whole(
     report = json.loads(out)
     assert report["relations"][0]["label"] == "directed by"
     assert report["relations"][0]["predicate"] == "http://rdf.freebase.com/ns/film.film.directed_by"
+
+
+def test_neighbors_and_query_tables_keep_iris_whole(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    data = tmp_path / "films.nt"
+    data.write_text(FILMS)
+    store = str(tmp_path / "films")
+    assert run(capsys, "load", str(data), "--store", store, "--no-progress")[0] == 0
+    long_iri = "http://rdf.freebase.com/ns/m.0a_long_director_identifier_that_goes_on_and_on_and_on"
+    code, out, _ = run(capsys, "neighbors", "http://rdf.freebase.com/ns/m.film0", "--store", store)
+    assert code == 0 and long_iri in out and "directed by" in out
+    query = f"SELECT ?o WHERE {{ ?s ?p <{long_iri}> . BIND(?s AS ?o) }}"
+    code, out, _ = run(capsys, "query", query, "--store", store)
+    assert code == 0 and "http://rdf.freebase.com/ns/m.film0" in out
+    code, out, _ = run(
+        capsys, "query", f"SELECT ?x WHERE {{ BIND(<{long_iri}> AS ?x) }}", "--store", store
+    )
+    assert code == 0 and long_iri in out

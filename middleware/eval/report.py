@@ -58,7 +58,10 @@ class GroupSummary:
 def bootstrap_interval(
     values: Sequence[float], *, seed: int, level: float = 0.95
 ) -> tuple[float, float]:
-    """Percentile bootstrap interval of the mean.
+    """Bias-corrected and accelerated (BCa) bootstrap interval of the mean, by
+    ``scipy.stats.bootstrap``: for a rate near 0 or 1 on few questions it is wider, and
+    closer to right, than the plain percentile interval. Values that are all the same
+    have no spread to resample; their interval is that value.
 
     >>> bootstrap_interval([1.0] * 10, seed=0)
     (1.0, 1.0)
@@ -66,11 +69,19 @@ def bootstrap_interval(
     if not values:
         return (0.0, 0.0)
     data = np.asarray(values, dtype=float)
-    rng = np.random.default_rng(seed)
-    means = data[rng.integers(0, len(data), size=(BOOTSTRAP_SAMPLES, len(data)))].mean(axis=1)
-    tail = (1 - level) / 2 * 100
-    low, high = np.percentile(means, [tail, 100 - tail])
-    return (float(low), float(high))
+    if np.all(data == data[0]):
+        return (float(data[0]), float(data[0]))
+    from scipy.stats import bootstrap  # scipy loads in a second; only reports need it
+
+    found = bootstrap(
+        (data,),
+        np.mean,
+        n_resamples=BOOTSTRAP_SAMPLES,
+        confidence_level=level,
+        method="BCa",
+        random_state=seed,
+    ).confidence_interval
+    return (float(found.low), float(found.high))
 
 
 def _mean(values: Iterable[float]) -> float:

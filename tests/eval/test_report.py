@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 from middleware.errors import NotFound
@@ -107,3 +108,19 @@ def test_plots_show_rates_from_zero_to_one(tmp_path: Path) -> None:
         assert "rate" in axes.get_ylabel()
     heights = [bar.get_height() for bar in accuracy_figure(summaries).axes[0].patches]
     assert heights and max(heights) <= 1.0 and 0.6 in heights
+
+
+def test_bootstrap_interval_is_scipys_bias_corrected_one() -> None:
+    from scipy.stats import bootstrap
+
+    one_in_twenty = [1.0] + [0.0] * 19
+    expected = bootstrap(
+        ([*one_in_twenty],), np.mean, n_resamples=1000, method="BCa", random_state=3
+    ).confidence_interval
+    assert bootstrap_interval(one_in_twenty, seed=3) == (expected.low, expected.high)
+    # the percentile interval would end at 0.15: too narrow for a rate this near 0
+    assert bootstrap_interval(one_in_twenty, seed=3)[1] > 0.15
+    # every answer right (or wrong): no spread to resample, the interval is the value
+    assert bootstrap_interval([1.0] * 10, seed=0) == (1.0, 1.0)
+    assert bootstrap_interval([0.0] * 10, seed=0) == (0.0, 0.0)
+    assert bootstrap_interval([], seed=0) == (0.0, 0.0)

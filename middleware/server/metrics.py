@@ -79,6 +79,7 @@ class Metrics:
         # children by label values: a dict read, no lock, once a label set was seen
         self._request_children: dict[tuple[str, str, int], tuple[Any, Any]] = {}
         self._sparql_get: tuple[Any, Any] | None = None
+        self._proxy_children: dict[str, Any] = {}
 
     def count_request(self, route: str, method: str, status: int, seconds: float) -> None:
         key = (route, method, status)
@@ -116,7 +117,10 @@ class Metrics:
         self._queries.labels(method).inc(usage.sparql_queries)
 
     def count_proxy_query(self, source: str) -> None:
-        self._queries.labels(f"proxy:{source}").inc()
+        child = self._proxy_children.get(source)
+        if child is None:
+            child = self._proxy_children[source] = self._queries.labels(f"proxy:{source}")
+        child.inc()
 
     def render(self) -> str:
         """All figures in the Prometheus text exposition format (version 0.0.4): this

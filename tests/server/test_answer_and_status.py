@@ -154,6 +154,7 @@ def test_metrics_count_requests_answers_tokens_and_errors(scripted_server: LiveS
     assert figure(text, "kgmw_errors_total", error="ReadOnlyViolation") == 1
     assert figure(text, "kgmw_http_request_duration_seconds_count", route="/v1/answer") == 1
     assert (figure(text, "kgmw_sparql_queries_total", via="rok") or 0) > 0
+    assert figure(text, "kgmw_sparql_queries_total", via="proxy:sample") == 1
     assert "# TYPE kgmw_http_request_duration_seconds histogram" in text
     assert "# TYPE kgmw_http_requests_total counter" in text
 

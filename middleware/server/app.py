@@ -23,7 +23,7 @@ from middleware.llm.base import LLM
 from middleware.server import answers, chat, sparql_proxy, status
 from middleware.server.address_gate import AddressGate
 from middleware.server.admission import Admission
-from middleware.server.context import ADMISSION_KEY, METRICS_KEY, STATE_KEY
+from middleware.server.context import METRICS_KEY, STATE_KEY
 from middleware.server.errors import register_error_handlers
 from middleware.server.metrics import Metrics
 from middleware.server.sparql_fast import SparqlFastPath
@@ -62,8 +62,7 @@ def create_app(
     for blueprint in (answers.blueprint, chat.blueprint, sparql_proxy.blueprint, status.blueprint):
         app.register_blueprint(blueprint)
     register_error_handlers(app, lambda err: metrics.count_error(type(err).__name__))
-    _install_guards(app, settings, metrics)
-    admission = app.config[ADMISSION_KEY]
+    admission = _install_guards(app, settings, metrics)
     app.wsgi_app = SparqlFastPath(  # type: ignore[method-assign]
         app, app.wsgi_app, admission, app.config[STATE_KEY], metrics
     )
@@ -92,10 +91,10 @@ def _check_body_size(max_body: int) -> None:
         )
 
 
-def _install_guards(app: Flask, settings: Settings, metrics: Metrics) -> None:
+def _install_guards(app: Flask, settings: Settings, metrics: Metrics) -> Admission:
     """The hooks before and after every Flask request: body size, keys and limits
-    (``Admission``), CORS (Flask-CORS, for the origins of ``server_cors_origins``),
-    and the request's figures."""
+    (the ``Admission`` returned, which the fast path asks too), CORS (Flask-CORS, for
+    the origins of ``server_cors_origins``), and the request's figures."""
     max_body = settings.server_max_body
 
     @app.before_request
@@ -116,7 +115,7 @@ def _install_guards(app: Flask, settings: Settings, metrics: Metrics) -> None:
         return None
 
     # after guard: Flask-Limiter's hook (it declares no limits) runs after the caller is known
-    app.config[ADMISSION_KEY] = admission = Admission(app, settings, app.config[STATE_KEY])
+    admission = Admission(app, settings, app.config[STATE_KEY])
     origins = [o.strip() for o in (settings.server_cors_origins or "").split(",") if o.strip()]
     if origins:
         CORS(
@@ -136,3 +135,5 @@ def _install_guards(app: Flask, settings: Settings, metrics: Metrics) -> None:
             route, request.method, response.status_code, time.perf_counter() - started
         )
         return response
+
+    return admission

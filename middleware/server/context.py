@@ -10,7 +10,6 @@ from middleware.server.state import ServiceState
 
 STATE_KEY = "KGMW_STATE"
 METRICS_KEY = "KGMW_METRICS"
-ADMISSION_KEY = "KGMW_ADMISSION"
 
 
 def state() -> ServiceState:

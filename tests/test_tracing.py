@@ -65,6 +65,27 @@ def test_an_answer_is_one_tree_of_steps_llm_calls_and_queries(
 
 def test_spans_cost_nothing_without_a_provider() -> None:
     assert not tracing.enabled()
+    assert tracing.span("kgmw.answer", method="io") is tracing.span("x")  # one shared object
     with tracing.span("kgmw.answer", method="io") as first, tracing.span("x") as second:
         first.set(llm_calls=1)
-    assert first is second  # one shared do-nothing handle, nothing made per span
+    assert first is second
+
+
+def test_a_proxied_query_is_a_span_of_its_source(
+    exported: InMemorySpanExporter, tmp_path: pytest.TempPathFactory
+) -> None:
+    from middleware.server import create_app
+    from middleware.server.context import STATE_KEY
+
+    graph = sample_store(cache_dir=str(tmp_path))
+    settings = Settings.load(config_path=None, env={}, overrides={"encoder": "hash"})
+    app = create_app(settings, llm=None, graphs={"sample": graph})
+    try:
+        reply = app.test_client().get("/sparql", query_string={"query": "ASK { ?s ?p ?o }"})
+    finally:
+        app.config[STATE_KEY].close()
+    assert reply.status_code == 200
+    queries = [s for s in exported.get_finished_spans() if s.name == "kgmw.sparql"]
+    assert len(queries) == 1 and queries[0].attributes is not None
+    assert queries[0].attributes["source"] == "sample"
+    assert queries[0].attributes["kind"] == "query"

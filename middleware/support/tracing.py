@@ -3,7 +3,7 @@
 Answers, method steps, LLM calls and SPARQL queries each open a ``span``. Without
 OpenTelemetry installed, or before anything set a tracer provider (the SDK in code,
 or ``opentelemetry-instrument`` from the ``OTEL_*`` environment variables), ``span``
-yields a shared do-nothing handle: no tracer is looked up, no object is made.
+is one shared do-nothing context manager: no tracer is looked up, no object is made.
 ``docs/observability.md`` says how to turn it on.
 
 >>> with span("kgmw.example", source="demo") as handle:
@@ -13,7 +13,7 @@ yields a shared do-nothing handle: no tracer is looked up, no object is made.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from typing import Any
 
 AttributeValue = str | int | float | bool | None
@@ -67,14 +67,33 @@ def enabled() -> bool:
     return _provider() is not None
 
 
-@contextmanager
-def span(name: str, **attributes: AttributeValue) -> Iterator[SpanHandle]:
-    """A span named ``name`` around the block, a child of the current one; an exception
-    leaving the block is recorded on it and marks it failed."""
+class _NoSpan:
+    """The context manager of every span while none is recorded: one shared object."""
+
+    def __enter__(self) -> SpanHandle:
+        return _NOTHING
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+
+_NO_SPAN = _NoSpan()
+
+
+def span(name: str, **attributes: AttributeValue) -> AbstractContextManager[SpanHandle]:
+    """A span named ``name`` around a ``with`` block, a child of the current one; an
+    exception leaving the block is recorded on it and marks it failed. While none is
+    recorded, the shared no-op context manager: nothing is made per call."""
     provider = _provider()
     if provider is None:
-        yield _NOTHING
-        return
+        return _NO_SPAN
+    return _recorded(provider, name, attributes)
+
+
+@contextmanager
+def _recorded(
+    provider: Any, name: str, attributes: dict[str, AttributeValue]
+) -> Iterator[SpanHandle]:
     tracer = provider.get_tracer(TRACER_NAME)
     values = {k: v for k, v in attributes.items() if v is not None}
     with tracer.start_as_current_span(name, attributes=values) as live:

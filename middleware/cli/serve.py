@@ -156,10 +156,12 @@ def _run_gunicorn(settings: Settings) -> None:
         def load(self) -> Any:
             return create_app(settings, gate=gate)
 
+    master = os.getpid()
     try:
         _Service().run()
     finally:
-        if not chosen:
+        # a worker leaves through this frame too (it is a fork of the master's stack)
+        if not chosen and os.getpid() == master:
             shutil.rmtree(metrics_dir, ignore_errors=True)
 
 

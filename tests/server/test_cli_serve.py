@@ -7,7 +7,8 @@ import signal
 import socket
 import subprocess
 import sys
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -175,5 +176,43 @@ def test_gunicorn_metrics_sum_every_workers_figures(
             scraped, "kgmw_http_requests_total", route="/v1/sources", method="GET", status="200"
         )
         assert counted == sent
+        os.killpg(process.pid, signal.SIGTERM)
+        process.communicate(timeout=30)
+
+
+def _wait_until(check: Callable[[], bool], *, seconds: float) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if check():
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def _workers(master: int) -> set[int]:
+    children = Path(f"/proc/{master}/task/{master}/children").read_text().split()
+    return {int(pid) for pid in children}
+
+
+@pytest.mark.slow
+def test_a_worker_that_ends_keeps_its_counts_and_the_others_figures(
+    environment: dict[str, str],
+) -> None:
+    """A worker leaves through the master's stack (it is a fork): it must not remove the
+    figures' directory, and what it counted stays in the sums."""
+    environment.pop("PROMETHEUS_MULTIPROC_DIR", None)  # kgmw serve makes its own
+    key = {"Authorization": "Bearer serve-test-key"}
+    with start(["--workers", "2"], environment) as (url, process):
+        for _ in range(6):
+            assert httpx.get(f"{url}/v1/sources", headers=key).status_code == 200
+        before = _workers(process.pid)
+        assert len(before) == 2
+        os.kill(min(before), signal.SIGTERM)
+        assert _wait_until(lambda: len(_workers(process.pid) - before) == 1, seconds=30)
+        scraped = httpx.get(f"{url}/metrics", headers=key).text
+        counted = figure(
+            scraped, "kgmw_http_requests_total", route="/v1/sources", method="GET", status="200"
+        )
+        assert counted == 6
         os.killpg(process.pid, signal.SIGTERM)
         process.communicate(timeout=30)

@@ -152,9 +152,15 @@ def query(
         for s, p, o in result.triples:
             click.echo(f"{s} {p} {o} .")
     else:
+        iris = [
+            i
+            for i, v in enumerate(result.variables)
+            if any(isinstance(row.get(v), NamedNode) for row in result.rows)
+        ]
         print_table(
             result.variables,
             [[row[v].value if v in row else "" for v in result.variables] for row in result.rows],
+            whole=iris,  # an IRI cut short names nothing
         )
         click.echo(f"({len(result.rows)} rows)")
 
@@ -206,7 +212,7 @@ def neighbors(
             ]
         )
     click.echo(f"{verbalizer.name(node)} <{node.value}>")
-    print_table(["dir", "relation", "neighbour", "iri"], rows)
+    print_table(["dir", "relation", "neighbour", "iri"], rows, whole=(3,))
 
 
 @click.command()

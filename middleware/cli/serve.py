@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import ipaddress
+import os
+import shutil
+import tempfile
+from pathlib import Path
 from typing import Any
 
 import click
@@ -12,6 +16,7 @@ from middleware.config import Settings
 from middleware.llm.factory import backend_name
 from middleware.server.address_gate import AddressGate
 from middleware.server.app import create_app
+from middleware.server.metrics import MULTIPROC_ENV, mark_process_dead, use_multiprocess_dir
 from middleware.server.tarpit import Tarpit
 
 GUNICORN_TIMEOUT = 300  # seconds a worker may stay silent: an answer with a slow LLM
@@ -127,6 +132,10 @@ def _run_gunicorn(settings: Settings) -> None:
         gate if settings.server_refuse_at_connection else None, Tarpit(settings.server_refused_hold)
     )
 
+    chosen = os.environ.get(MULTIPROC_ENV)
+    metrics_dir = Path(chosen) if chosen else Path(tempfile.mkdtemp(prefix="kgmw-metrics-"))
+    use_multiprocess_dir(metrics_dir)  # /metrics sums every worker's figures
+
     class _Service(BaseApplication):  # type: ignore[misc]
         def load_config(self) -> None:
             options: dict[str, Any] = {
@@ -139,6 +148,7 @@ def _run_gunicorn(settings: Settings) -> None:
                 "limit_request_line": 8190,
                 "limit_request_fields": 100,
                 "accesslog": "-",
+                "child_exit": _child_exit,
             }
             for key, value in options.items():
                 self.cfg.set(key, value)
@@ -146,4 +156,15 @@ def _run_gunicorn(settings: Settings) -> None:
         def load(self) -> Any:
             return create_app(settings, gate=gate)
 
-    _Service().run()
+    master = os.getpid()
+    try:
+        _Service().run()
+    finally:
+        # a worker leaves through this frame too (it is a fork of the master's stack)
+        if not chosen and os.getpid() == master:
+            shutil.rmtree(metrics_dir, ignore_errors=True)
+
+
+def _child_exit(server: Any, worker: Any) -> None:
+    """gunicorn's hook in the master when a worker ended: its live-only figures go."""
+    mark_process_dead(worker.pid)

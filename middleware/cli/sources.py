@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 import click
+from pyoxigraph import NamedNode
 
 from middleware.cli.support import (
     SourceArgs,
@@ -20,6 +21,8 @@ from middleware.errors import BadRequest
 from middleware.kg.backends.local import LocalStore
 from middleware.kg.export import EXPORT_FORMATS, export_format, export_store
 from middleware.kg.inspect import inspect_graph
+from middleware.kg.prefixes import compact
+from middleware.text.verbalize import Verbalizer
 
 
 @click.command()
@@ -36,8 +39,11 @@ from middleware.kg.inspect import inspect_graph
 def inspect(ctx: click.Context, sample: int, source: SourceArgs) -> None:
     """Sizes, label and type predicates, hub relations and label languages of a source,
     and the profile they suggest."""
-    _, graph = graph_for(ctx, source)
+    settings, graph = graph_for(ctx, source)
     report = inspect_graph(graph, sample=sample)
+    verbalizer = Verbalizer(graph, literal_max_chars=settings.literal_max_chars)
+    for entry in [*report.relations, *report.hubs]:  # Freebase's film.film.directed_by: directed by
+        entry["label"] = verbalizer.relation(NamedNode(entry["predicate"]))
     if source.as_json:
         echo_json(report.to_json())
         return
@@ -52,7 +58,7 @@ def inspect(ctx: click.Context, sample: int, source: SourceArgs) -> None:
         ["predicate", "subjects", "uses", "mean length", "numbers", "label"],
         [
             [
-                c["predicate"],
+                compact(c["predicate"]),
                 c["subjects"],
                 c["uses"],
                 c["mean_length"],
@@ -61,16 +67,22 @@ def inspect(ctx: click.Context, sample: int, source: SourceArgs) -> None:
             ]
             for c in report.label_candidates
         ],
+        whole=(0,),
     )
     click.echo("\nRelations (IRI-valued predicates, most used first):")
     print_table(
-        ["predicate", "uses", "objects"],
-        [[r["predicate"], r["uses"], r["objects"]] for r in report.relations],
+        ["relation", "predicate", "uses", "objects"],
+        [[r["label"], compact(r["predicate"]), r["uses"], r["objects"]] for r in report.relations],
+        whole=(1,),
     )
     click.echo("\nHubs (most pointed-at objects):")
     print_table(
-        ["predicate", "object", "count"],
-        [[h["predicate"], h["object"], h["count"]] for h in report.hubs],
+        ["relation", "predicate", "object", "count"],
+        [
+            [h["label"], compact(h["predicate"]), compact(h["object"]), h["count"]]
+            for h in report.hubs
+        ],
+        whole=(1, 2),
     )
     languages = ", ".join(f"{x['language'] or '(none)'} {x['count']}" for x in report.languages)
     click.echo(f"\nLabel languages: {languages or '(no labels found)'}")

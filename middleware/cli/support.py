@@ -139,9 +139,12 @@ def _cut(text: str) -> str:
     return text if len(text) <= CELL_WIDTH else text[: CELL_WIDTH - 1] + "…"
 
 
-def print_table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> None:
-    """Aligned columns; long cells are cut."""
-    cells = [[_cut(str(c)) for c in row] for row in rows]
+def print_table(
+    headers: Sequence[str], rows: Sequence[Sequence[object]], *, whole: Sequence[int] = ()
+) -> None:
+    """Aligned columns; long cells are cut, except in the columns ``whole`` names (IRIs:
+    a cut one names nothing)."""
+    cells = [[str(c) if i in whole else _cut(str(c)) for i, c in enumerate(row)] for row in rows]
     widths = [max([len(h), *(len(r[i]) for r in cells)]) for i, h in enumerate(headers)]
     line = "  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)).rstrip()
     click.echo(line)

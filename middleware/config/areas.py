@@ -267,13 +267,14 @@ class ServerSettings:
     )
     server_rate_limit: int = setting(
         0,
-        "Requests per minute one API key (or client address) may send; 0 turns the limit off.",
+        "Requests one API key (or client address) may send in any rolling minute; 0 turns "
+        "the limit off.",
         minimum=0,
     )
     server_auth_failures: int = setting(
         10,
         "Failed authentications per minute one client address may make before it gets "
-        "429 (even with a valid key) until the allowance refills; 0 turns the limit off.",
+        "429 (even with a valid key) until the oldest is a minute old; 0 turns the limit off.",
         minimum=0,
     )
     server_refuse_at_connection: bool = setting(

@@ -32,6 +32,7 @@ from middleware.kg.profiles import Profile
 from middleware.kg.sparql_guard import QueryDataset, QueryPolicy, guard_query, with_base
 from middleware.kg.terms import Node, Term, to_iri
 from middleware.kg.walks import RelationWalks
+from middleware.support.tracing import span
 
 LABEL_BATCH = 200
 
@@ -111,15 +112,22 @@ class GraphOperations(LabelLookups, RelationWalks, ABC):
         timeout: float | None = None,
         max_rows: int | None = None,
         dataset: QueryDataset | None = None,
+        *,
+        kind: str = "query",
     ) -> QueryResult:
+        """Run ``sparql`` (checked already), counted and traced; ``kind`` names it in the
+        trace: ``query`` for a caller's own text, else the template's name."""
         with self._count_lock:
             self.query_count += 1
         self._per_thread.count = self.thread_query_count + 1
         timeout = self.default_timeout if timeout is None else timeout
-        return self._execute(sparql, timeout, max_rows, dataset)
+        with span("kgmw.sparql", source=self.name, kind=kind) as traced:
+            result = self._execute(sparql, timeout, max_rows, dataset)
+            traced.set(result=result.kind, rows=len(result.rows) + len(result.triples))
+        return result
 
     def _select(self, template: str, **bindings: object) -> list[dict[str, Term]]:
-        result = self._run(self.templates.render(template, **bindings))
+        result = self._run(self.templates.render(template, **bindings), kind=template)
         if result.truncated:
             raise EndpointError(
                 f"graph {self.name!r} cut the {template} query's results at "
@@ -296,14 +304,18 @@ class GraphOperations(LabelLookups, RelationWalks, ABC):
 
     def has_triples(self, *, timeout: float | None = None) -> bool:
         """Whether the graph holds any triple at all (readiness probes, doctor)."""
-        return bool(self._run(self.templates.render("has_triples"), timeout=timeout).boolean)
+        return bool(
+            self._run(
+                self.templates.render("has_triples"), timeout=timeout, kind="has_triples"
+            ).boolean
+        )
 
     def has_triple(self, triple: Triple) -> bool:
         """Whether the graph states ``triple`` (its ``source`` is ignored)."""
         query = self.templates.render(
             "has_triple", subject=triple.subject, predicate=triple.predicate, object=triple.object
         )
-        return bool(self._run(query).boolean)
+        return bool(self._run(query, kind="has_triple").boolean)
 
     def describe(self, entity: str | NamedNode) -> Entity:
         """Label, aliases and description of ``entity``; NotFound when the graph lacks it."""

@@ -15,12 +15,23 @@ from collections.abc import Sequence
 from middleware.llm.base import DEFAULT_MAX_TOKENS, LLM, Choice, Completion, Message
 from middleware.llm.ledger import Budget, Ledger
 from middleware.llm.templates import Prompt
+from middleware.support.tracing import SpanHandle, span
 
 
 def _messages(prompt: Prompt | Sequence[Message]) -> tuple[list[Message], Prompt | None]:
     if isinstance(prompt, Prompt):
         return prompt.messages, prompt
     return list(prompt), None
+
+
+def _note(traced: SpanHandle, completion: Completion) -> None:
+    traced.set(
+        backend=completion.backend,
+        model=completion.model,
+        route=completion.route,
+        prompt_tokens=completion.prompt_tokens,
+        completion_tokens=completion.completion_tokens,
+    )
 
 
 class LLMSession:
@@ -51,9 +62,11 @@ class LLMSession:
         if remaining is not None:
             limit = min(limit, remaining)
         stops = stop if stop is not None else (rendered.stop if rendered else ())
-        completion = self.llm.complete(
-            messages, max_tokens=limit, temperature=temperature, stop=stops, seed=seed
-        )
+        with span("kgmw.llm", step=step, call="complete", model=self.llm.model) as traced:
+            completion = self.llm.complete(
+                messages, max_tokens=limit, temperature=temperature, stop=stops, seed=seed
+            )
+            _note(traced, completion)
         self.ledger.record(step, completion)
         return completion
 
@@ -69,6 +82,8 @@ class LLMSession:
         """Exactly one of ``options`` for ``step``."""
         messages, _ = _messages(prompt)
         self.budget.check(step, self.ledger)
-        choice = self.llm.choose(messages, options, temperature=temperature, seed=seed)
+        with span("kgmw.llm", step=step, call="choose", model=self.llm.model) as traced:
+            choice = self.llm.choose(messages, options, temperature=temperature, seed=seed)
+            _note(traced, choice.completion)
         self.ledger.record(step, choice.completion)
         return choice

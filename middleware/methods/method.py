@@ -21,6 +21,7 @@ from middleware.methods.answer import Answer, Evidence
 from middleware.methods.progress import StepListener
 from middleware.methods.run import AnswerPolicy, Run, check_question
 from middleware.methods.steps import final_answer, finish
+from middleware.support.tracing import span
 from middleware.text.linking import EntityLinker
 from middleware.text.verbalize import Verbalizer
 
@@ -98,6 +99,19 @@ class MethodBase(ABC):
             policy=self.policy,
             listener=listener,
         )
+        names = ",".join(g.name for g in graphs)
+        with span("kgmw.answer", method=self.name, sources=names) as root:
+            answer = self._answer(run, graphs)
+            usage = answer.usage
+            root.set(
+                llm_calls=usage.llm_calls,
+                prompt_tokens=usage.prompt_tokens,
+                completion_tokens=usage.completion_tokens,
+                sparql_queries=usage.sparql_queries,
+            )
+        return answer
+
+    def _answer(self, run: Run, graphs: list[KnowledgeGraph]) -> Answer:
         try:
             return self.answer(run)
         except EndpointError as err:

@@ -31,6 +31,7 @@ from middleware.llm.session import LLMSession
 from middleware.llm.templates import Prompt, flatten
 from middleware.methods.answer import Evidence, Step, StepUsage, Usage
 from middleware.methods.progress import StepEvent, StepListener
+from middleware.support.tracing import span
 
 MAX_QUESTION_CHARS = 2000
 MAX_CHOICES = 50
@@ -147,7 +148,9 @@ class Run:
         started = time.perf_counter()
         failed = True
         try:
-            yield record
+            with span("kgmw.step", method=self.method, step=name, index=index) as traced:
+                yield record
+                traced.set(llm_calls=len(self.session.ledger) - calls_before)
             failed = False
         finally:
             record.seconds = time.perf_counter() - started

@@ -10,10 +10,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from flask import Flask
+
 from middleware.config import Settings
 from middleware.config.key_grants import KeyGrant
 from middleware.errors import RateLimited, Unauthorized
-from middleware.server.guard import ADDRESS_CALLER, ApiKeys, RateLimiter
+from middleware.server.guard import ADDRESS_CALLER, ApiKeys
+from middleware.server.rate_limits import RequestLimits
 from middleware.server.state import ServiceState
 
 
@@ -27,12 +30,16 @@ class Admitted:
 
 
 class Admission:
-    """The keys, the failed-authentication allowance and the rate limit of ``settings``."""
+    """The keys, the failed-authentication allowance and the rate limit of ``settings``
+    (the limits kept by the app's Flask-Limiter)."""
 
-    def __init__(self, settings: Settings, state: ServiceState) -> None:
+    def __init__(self, app: Flask, settings: Settings, state: ServiceState) -> None:
         self.keys = ApiKeys.parse(settings.server_api_keys, settings.key_grants)
-        self.limiter = RateLimiter(settings.server_rate_limit)
-        self.failures = RateLimiter(settings.server_auth_failures)  # per client address
+        self.limits = RequestLimits(
+            app,
+            per_minute=settings.server_rate_limit,
+            auth_failures=settings.server_auth_failures,  # per client address
+        )
         self.state = state
 
     def admit(
@@ -44,17 +51,17 @@ class Admission:
         caller = None
         if self.keys.enabled:
             try:
-                self.failures.refuse_if_spent(address, "failed authentications")
+                self.limits.refuse_if_failed(address)
             except RateLimited as err:  # later connections are closed before HTTP
                 self.state.gate.refuse(remote_addr or "", err.retry_after)
                 raise
             try:
                 caller = self.keys.caller(authorization)
             except Unauthorized:
-                self.failures.spend(address)
+                self.limits.count_failure(address)
                 raise
         admitted = Admitted(caller or address, self.keys.grant(caller))
-        self.limiter.check(admitted.caller)
+        self.limits.check(admitted.caller)
         if sparql:
             self.state.penalties.check(admitted.caller)
         return admitted

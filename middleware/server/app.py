@@ -13,6 +13,7 @@ import time
 from collections.abc import Mapping
 
 from flask import Flask, Response, g, request
+from flask_cors import CORS
 from werkzeug.exceptions import RequestEntityTooLarge
 
 from middleware.config import Settings
@@ -24,7 +25,6 @@ from middleware.server.address_gate import AddressGate
 from middleware.server.admission import Admission
 from middleware.server.context import METRICS_KEY, STATE_KEY
 from middleware.server.errors import register_error_handlers
-from middleware.server.guard import CorsPolicy
 from middleware.server.metrics import Metrics
 from middleware.server.sparql_fast import SparqlFastPath
 from middleware.server.state import ServiceState
@@ -62,8 +62,7 @@ def create_app(
     for blueprint in (answers.blueprint, chat.blueprint, sparql_proxy.blueprint, status.blueprint):
         app.register_blueprint(blueprint)
     register_error_handlers(app, lambda err: metrics.count_error(type(err).__name__))
-    admission = Admission(settings, app.config[STATE_KEY])
-    _install_guards(app, settings, admission, metrics)
+    admission = _install_guards(app, settings, metrics)
     app.wsgi_app = SparqlFastPath(  # type: ignore[method-assign]
         app, app.wsgi_app, admission, app.config[STATE_KEY], metrics
     )
@@ -92,16 +91,17 @@ def _check_body_size(max_body: int) -> None:
         )
 
 
-def _install_guards(app: Flask, settings: Settings, admission: Admission, metrics: Metrics) -> None:
-    cors = CorsPolicy.parse(settings.server_cors_origins)
+def _install_guards(app: Flask, settings: Settings, metrics: Metrics) -> Admission:
+    """The hooks before and after every Flask request: body size, keys and limits
+    (the ``Admission`` returned, which the fast path asks too), CORS (Flask-CORS, for
+    the origins of ``server_cors_origins``), and the request's figures."""
     max_body = settings.server_max_body
 
     @app.before_request
     def guard() -> Response | None:
         g.started = time.perf_counter()
-        allowed_origin = cors.allow(request.headers.get("Origin"))
-        if request.method == "OPTIONS" and allowed_origin:
-            return Response(status=204)  # a CORS preflight; headers added below
+        if request.method == "OPTIONS" and "Access-Control-Request-Method" in request.headers:
+            return Response(status=204)  # a CORS preflight: Flask-CORS adds what is allowed
         _check_body_size(max_body)
         if request.endpoint in OPEN_ENDPOINTS:
             return None
@@ -114,17 +114,26 @@ def _install_guards(app: Flask, settings: Settings, admission: Admission, metric
         g.grant = admitted.grant  # what a [keys.NAME] key may use; None: everything
         return None
 
+    # after guard: Flask-Limiter's hook (it declares no limits) runs after the caller is known
+    admission = Admission(app, settings, app.config[STATE_KEY])
+    origins = [o.strip() for o in (settings.server_cors_origins or "").split(",") if o.strip()]
+    if origins:
+        CORS(
+            app,
+            origins=origins,
+            allow_headers=["Authorization", "Content-Type"],
+            methods=["GET", "POST", "OPTIONS"],
+            send_wildcard="*" in origins,
+            vary_header=True,
+        )
+
     @app.after_request
     def finish(response: Response) -> Response:
-        allowed_origin = cors.allow(request.headers.get("Origin"))
-        if allowed_origin:
-            response.headers["Access-Control-Allow-Origin"] = allowed_origin
-            response.headers["Access-Control-Allow-Headers"] = "Authorization, Content-Type"
-            response.headers["Access-Control-Allow-Methods"] = "GET, POST, OPTIONS"
-            response.headers["Vary"] = "Origin"
         route = request.url_rule.rule if request.url_rule is not None else "unmatched"
         started = getattr(g, "started", time.perf_counter())
         metrics.count_request(
             route, request.method, response.status_code, time.perf_counter() - started
         )
         return response
+
+    return admission

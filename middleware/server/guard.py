@@ -1,4 +1,4 @@
-"""Who may call the service and how often: bearer API keys, a per-caller rate limit, CORS.
+"""Who may call the service: bearer API keys, key grants, the ``/sparql`` penalty box.
 
 >>> keys = ApiKeys.parse("k-one, k-two")
 >>> keys.caller("Bearer k-two"), keys.enabled
@@ -88,60 +88,6 @@ def permit(
         )
 
 
-class RateLimiter:
-    """A token bucket per caller: ``per_minute`` requests a minute, bursts up to that many."""
-
-    def __init__(self, per_minute: int, *, clock: Callable[[], float] = time.monotonic) -> None:
-        self.per_minute = per_minute
-        self._clock = clock
-        self._buckets: dict[str, tuple[float, float]] = {}
-        self._lock = threading.Lock()
-
-    @property
-    def enabled(self) -> bool:
-        return self.per_minute > 0
-
-    def check(self, caller: str) -> None:
-        """Spend one request of ``caller``'s allowance, or raise RateLimited."""
-        self.refuse_if_spent(caller)
-        self.spend(caller)
-
-    def refuse_if_spent(self, caller: str, what: str = "requests") -> None:
-        """Raise RateLimited when ``caller`` has no allowance left; spend nothing."""
-        if not self.enabled:
-            return
-        with self._lock:
-            tokens = self._refill(caller)
-            if tokens < 1.0:
-                wait = math.ceil((1.0 - tokens) / (self.per_minute / 60.0))
-                raise RateLimited(
-                    f"more than {self.per_minute} {what} a minute from this caller",
-                    retry_after=wait,
-                    hint=f"retry after {wait} s",
-                )
-
-    def spend(self, caller: str) -> None:
-        """Take one from ``caller``'s allowance (it may go below one)."""
-        if not self.enabled:
-            return
-        with self._lock:
-            self._buckets[caller] = (self._refill(caller) - 1.0, self._clock())
-            if len(self._buckets) > 10_000:
-                self._forget_idle(self._clock())
-
-    def _refill(self, caller: str) -> float:
-        now = self._clock()
-        tokens, seen = self._buckets.get(caller, (float(self.per_minute), now))
-        tokens = min(float(self.per_minute), tokens + (now - seen) * self.per_minute / 60.0)
-        self._buckets[caller] = (tokens, now)
-        return tokens
-
-    def _forget_idle(self, now: float) -> None:
-        idle = [c for c, (_, seen) in self._buckets.items() if now - seen > 120]
-        for caller in idle:
-            del self._buckets[caller]
-
-
 class PenaltyBox:
     """Callers refused for ``seconds`` after a query of theirs had to be stopped while it
     ran (timeout, memory, crash), or after more than three were refused for their shape
@@ -207,22 +153,3 @@ class PenaltyBox:
             self.gate.refuse_caller(caller, self.seconds)
             if caller.startswith(ADDRESS_CALLER):  # also before its requests are read
                 self.gate.refuse(caller.removeprefix(ADDRESS_CALLER), self.seconds)
-
-
-class CorsPolicy:
-    """Which browser origins may call the service; none unless configured."""
-
-    def __init__(self, origins: list[str]) -> None:
-        self.origins = origins
-
-    @classmethod
-    def parse(cls, setting: str | None) -> CorsPolicy:
-        return cls(_split(setting))
-
-    def allow(self, origin: str | None) -> str | None:
-        """The ``Access-Control-Allow-Origin`` value for ``origin``, or None."""
-        if not origin or not self.origins:
-            return None
-        if "*" in self.origins:
-            return "*"
-        return origin if origin in self.origins else None

@@ -1,114 +1,152 @@
-"""Counters and latency histograms, rendered in the Prometheus text format.
+"""Counters and latency histograms through ``prometheus_client``, one registry per app.
 
-Each worker process keeps its own figures; under gunicorn a scrape sees the worker
-that answered it (label each worker's target, or run one worker per port).
+Under gunicorn, ``kgmw serve`` gives its workers a shared directory
+(``PROMETHEUS_MULTIPROC_DIR``, see ``use_multiprocess_dir``): each worker writes its
+figures there and ``/metrics`` sums every worker's (a ``MultiProcessCollector``), so
+any worker answering a scrape reports the whole service.
 
 >>> metrics = Metrics()
 >>> metrics.count_request("/v1/answer", "POST", 200, 0.12)
->>> 'kgmw_http_requests_total{route="/v1/answer",method="POST",status="200"} 1' in metrics.render()
+>>> 'kgmw_http_requests_total{method="POST",route="/v1/answer",status="200"} 1.0' in metrics.render()
 True
 """
 
 from __future__ import annotations
 
-import bisect
-import threading
-from collections import defaultdict
+import os
+from pathlib import Path
+from typing import Any
+
+import prometheus_client
+from prometheus_client import CollectorRegistry, Counter, Histogram, multiprocess, values
+from prometheus_client.exposition import CONTENT_TYPE_PLAIN_0_0_4, generate_latest
 
 from middleware.methods.answer import Usage
 
 # Seconds: answers take from milliseconds (scripted LLM, cached) to a minute (remote LLMs).
 LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
-Labels = tuple[tuple[str, str], ...]
-
-
-def _labels(**values: str) -> Labels:
-    return tuple(values.items())
-
-
-def _format(labels: Labels) -> str:
-    if not labels:
-        return ""
-    inner = ",".join(f'{k}="{_escape(v)}"' for k, v in labels)
-    return "{" + inner + "}"
-
-
-def _escape(value: str) -> str:
-    return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+CONTENT_TYPE = CONTENT_TYPE_PLAIN_0_0_4
+MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
 
 
 class Metrics:
-    """Thread-safe request, latency, LLM, SPARQL and error figures for one process."""
+    """Request, latency, LLM, SPARQL and error figures of one app, in its own registry
+    (or, with ``PROMETHEUS_MULTIPROC_DIR`` set, in that directory's files)."""
 
     def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._counters: dict[str, dict[Labels, float]] = defaultdict(lambda: defaultdict(float))
-        self._buckets: dict[Labels, list[int]] = {}
-        self._sums: dict[Labels, float] = defaultdict(float)
-        self._counts: dict[Labels, int] = defaultdict(int)
-
-    def _add(self, name: str, labels: Labels, amount: float = 1.0) -> None:
-        self._counters[name][labels] += amount
+        # no *_created series per label set
+        prometheus_client.disable_created_metrics()  # type: ignore[no-untyped-call]
+        self.registry = CollectorRegistry(auto_describe=True)
+        self._multiproc_dir = os.environ.get(MULTIPROC_ENV) or None
+        r = self.registry
+        self._requests = Counter(
+            "kgmw_http_requests_total",
+            "HTTP requests answered, by route, method and status.",
+            ("route", "method", "status"),
+            registry=r,
+        )
+        self._latency = Histogram(
+            "kgmw_http_request_duration_seconds",
+            "Request latency by route.",
+            ("route",),
+            buckets=LATENCY_BUCKETS,
+            registry=r,
+        )
+        self._errors = Counter(
+            "kgmw_errors_total", "Errors answered, by error class.", ("error",), registry=r
+        )
+        self._answers = Counter(
+            "kgmw_answers_total", "Answers produced, by method.", ("method",), registry=r
+        )
+        self._llm_calls = Counter(
+            "kgmw_llm_calls_total",
+            "LLM calls made for answers, by method.",
+            ("method",),
+            registry=r,
+        )
+        self._tokens = Counter(
+            "kgmw_llm_tokens_total",
+            "LLM tokens spent for answers, by method and kind.",
+            ("method", "kind"),
+            registry=r,
+        )
+        self._queries = Counter(
+            "kgmw_sparql_queries_total",
+            "SPARQL queries run, by method or proxied source.",
+            ("via",),
+            registry=r,
+        )
+        # children by label values: a dict read, no lock, once a label set was seen
+        self._request_children: dict[tuple[str, str, int], tuple[Any, Any]] = {}
+        self._sparql_get: tuple[Any, Any] | None = None
+        self._proxy_children: dict[str, Any] = {}
 
     def count_request(self, route: str, method: str, status: int, seconds: float) -> None:
-        with self._lock:
-            self._add(
-                "kgmw_http_requests_total", _labels(route=route, method=method, status=str(status))
+        key = (route, method, status)
+        children = self._request_children.get(key)
+        if children is None:
+            children = (
+                self._requests.labels(route, method, str(status)),
+                self._latency.labels(route),
             )
-            key = _labels(route=route)
-            buckets = self._buckets.setdefault(key, [0] * len(LATENCY_BUCKETS))
-            index = bisect.bisect_left(LATENCY_BUCKETS, seconds)
-            for i in range(index, len(LATENCY_BUCKETS)):
-                buckets[i] += 1
-            self._sums[key] += seconds
-            self._counts[key] += 1
+            self._request_children[key] = children
+        children[0].inc()
+        children[1].observe(seconds)
+
+    def count_sparql_get(self, seconds: float) -> None:
+        """A ``GET /sparql`` answered 200 by the fast path: one increment, one observation,
+        nothing looked up or allocated."""
+        children = self._sparql_get
+        if children is None:
+            children = self._sparql_get = (
+                self._requests.labels("/sparql", "GET", "200"),
+                self._latency.labels("/sparql"),
+            )
+        children[0].inc()
+        children[1].observe(seconds)
 
     def count_error(self, error_class: str) -> None:
-        with self._lock:
-            self._add("kgmw_errors_total", _labels(error=error_class))
+        self._errors.labels(error_class).inc()
 
     def count_usage(self, method: str, usage: Usage) -> None:
         """An answer's LLM calls, tokens and SPARQL queries."""
-        with self._lock:
-            self._add("kgmw_answers_total", _labels(method=method))
-            self._add("kgmw_llm_calls_total", _labels(method=method), usage.llm_calls)
-            for kind, count in (
-                ("prompt", usage.prompt_tokens),
-                ("completion", usage.completion_tokens),
-            ):
-                self._add("kgmw_llm_tokens_total", _labels(method=method, kind=kind), count)
-            self._add("kgmw_sparql_queries_total", _labels(via=method), usage.sparql_queries)
+        self._answers.labels(method).inc()
+        self._llm_calls.labels(method).inc(usage.llm_calls)
+        self._tokens.labels(method, "prompt").inc(usage.prompt_tokens)
+        self._tokens.labels(method, "completion").inc(usage.completion_tokens)
+        self._queries.labels(method).inc(usage.sparql_queries)
 
     def count_proxy_query(self, source: str) -> None:
-        with self._lock:
-            self._add("kgmw_sparql_queries_total", _labels(via=f"proxy:{source}"))
+        child = self._proxy_children.get(source)
+        if child is None:
+            child = self._proxy_children[source] = self._queries.labels(f"proxy:{source}")
+        child.inc()
 
     def render(self) -> str:
-        """All figures in the Prometheus text exposition format (version 0.0.4)."""
-        help_text = {
-            "kgmw_http_requests_total": "HTTP requests answered, by route, method and status.",
-            "kgmw_errors_total": "Errors answered, by error class.",
-            "kgmw_answers_total": "Answers produced, by method.",
-            "kgmw_llm_calls_total": "LLM calls made for answers, by method.",
-            "kgmw_llm_tokens_total": "LLM tokens spent for answers, by method and kind.",
-            "kgmw_sparql_queries_total": "SPARQL queries run, by method or proxied source.",
-        }
-        lines: list[str] = []
-        with self._lock:
-            for name, text in help_text.items():
-                lines += [f"# HELP {name} {text}", f"# TYPE {name} counter"]
-                for labels, value in sorted(self._counters.get(name, {}).items()):
-                    lines.append(f"{name}{_format(labels)} {_number(value)}")
-            name = "kgmw_http_request_duration_seconds"
-            lines += [f"# HELP {name} Request latency by route.", f"# TYPE {name} histogram"]
-            for key, buckets in sorted(self._buckets.items()):
-                for bound, count in zip(LATENCY_BUCKETS, buckets, strict=True):
-                    lines.append(f"{name}_bucket{_format((*key, ('le', str(bound))))} {count}")
-                lines.append(f"{name}_bucket{_format((*key, ('le', '+Inf')))} {self._counts[key]}")
-                lines.append(f"{name}_sum{_format(key)} {self._sums[key]:.6f}")
-                lines.append(f"{name}_count{_format(key)} {self._counts[key]}")
-        return "\n".join(lines) + "\n"
+        """All figures in the Prometheus text exposition format (version 0.0.4): this
+        app's, or every process's that writes to the multiprocess directory."""
+        if self._multiproc_dir is None:
+            return generate_latest(self.registry).decode()
+        merged = CollectorRegistry()
+        multiprocess.MultiProcessCollector(merged, path=self._multiproc_dir)  # type: ignore[no-untyped-call]
+        return generate_latest(merged).decode()
 
 
-def _number(value: float) -> str:
-    return str(int(value)) if float(value).is_integer() else f"{value:.6f}"
+def use_multiprocess_dir(path: Path) -> None:
+    """Make ``path`` the directory where every process forked from now on writes its
+    figures, emptied of an earlier run's (its ``*.db`` files; nothing else is touched).
+    ``prometheus_client`` picks its value class when first imported; it is picked again
+    here, since ``kgmw serve`` imported it already."""
+    path.mkdir(parents=True, exist_ok=True)
+    for old in path.glob("*.db"):
+        old.unlink()
+    os.environ[MULTIPROC_ENV] = str(path)
+    values.ValueClass = values.get_value_class()  # type: ignore[no-untyped-call]
+
+
+def mark_process_dead(pid: int) -> None:
+    """Drop the live-only figures of worker ``pid`` (gunicorn's ``child_exit`` hook);
+    its counters and histograms stay in the sums."""
+    path = os.environ.get(MULTIPROC_ENV)
+    if path:
+        multiprocess.mark_process_dead(pid, path)  # type: ignore[no-untyped-call]

@@ -86,7 +86,7 @@ class SparqlFastPath:
             )
         except Exception as err:  # rendered, logged and counted by the app's handler
             return self._error(err, started, environ, start_response)
-        self.counts.count_request("/sparql", "GET", 200, time.perf_counter() - started)
+        self.counts.count_sparql_get(time.perf_counter() - started)
         if reply.written and direct is not None:  # the rest of what the executor sent
             start_response(f"200 {HTTP_STATUS_CODES[200]}", direct.headers)
             return [reply.body]

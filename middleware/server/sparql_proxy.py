@@ -40,6 +40,7 @@ from middleware.server.direct_reply import Delivery, DirectReply
 from middleware.server.guard import permit
 from middleware.server.metrics import Metrics
 from middleware.server.state import ServiceState
+from middleware.support.tracing import span
 
 blueprint = Blueprint("sparql", __name__)
 
@@ -115,16 +116,17 @@ def answer(
         if direct is not None and client is not None:
             head = direct.head(f"{formats_for(kind)[fmt]}; charset=utf-8", headers)
             delivery = Delivery(client, head, f"{cut[0]}: {cut[1]}\r\n".encode())
-        ran = pool.run(
-            guarded.text,
-            fmt=fmt,
-            timeout=settings.timeout,
-            max_rows=settings.sparql_max_rows,
-            dataset=dataset or None,
-            client=caller,
-            caller=client,
-            delivery=delivery,
-        )
+        with span("kgmw.sparql", source=graph.name, kind="query", executor=True):
+            ran = pool.run(
+                guarded.text,
+                fmt=fmt,
+                timeout=settings.timeout,
+                max_rows=settings.sparql_max_rows,
+                dataset=dataset or None,
+                client=caller,
+                caller=client,
+                delivery=delivery,
+            )
         if ran.written and direct is not None:
             counts.count_proxy_query(graph.name)
             direct.written, direct.size = True, ran.size

@@ -13,6 +13,7 @@ from middleware.errors import NotFound
 from middleware.llm.base import user
 from middleware.llm.cache import CachedLLM
 from middleware.server.context import grant, metrics, state
+from middleware.server.metrics import CONTENT_TYPE
 from middleware.server.openapi import openapi_document
 from middleware.server.page_files import PAGE_FILES, PAGE_POLICY, PAGE_TYPES
 
@@ -88,7 +89,7 @@ def _probe(action: Any) -> dict[str, Any]:
 
 @blueprint.get("/metrics")
 def prometheus() -> Response:
-    return Response(metrics().render(), content_type="text/plain; version=0.0.4; charset=utf-8")
+    return Response(metrics().render(), content_type=CONTENT_TYPE)
 
 
 @blueprint.get("/openapi.json")

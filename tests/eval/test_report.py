@@ -6,10 +6,17 @@ import json
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 from middleware.errors import NotFound
-from middleware.eval.report import bootstrap_interval, summarize, write_report
+from middleware.eval.report import (
+    accuracy_figure,
+    bootstrap_interval,
+    cost_figure,
+    summarize,
+    write_report,
+)
 
 
 def record(dataset: str, method: str, n: int, hit: bool, **extra: Any) -> dict[str, Any]:
@@ -90,3 +97,30 @@ def test_write_report(tmp_path: Path) -> None:
 def test_report_without_results(tmp_path: Path) -> None:
     with pytest.raises(NotFound, match=r"no results\.jsonl"):
         write_report([tmp_path], tmp_path)
+
+
+def test_plots_show_rates_from_zero_to_one(tmp_path: Path) -> None:
+    lines = (results(tmp_path / "run") / "results.jsonl").read_text().splitlines()
+    summaries = summarize((json.loads(line) for line in lines), seed=0)
+    for figure in (accuracy_figure(summaries), cost_figure(summaries)):
+        axes = figure.axes[0]
+        assert axes.get_ylim() == (0.0, 1.0)
+        assert "rate" in axes.get_ylabel()
+    heights = [bar.get_height() for bar in accuracy_figure(summaries).axes[0].patches]
+    assert heights and max(heights) <= 1.0 and 0.6 in heights
+
+
+def test_bootstrap_interval_is_scipys_bias_corrected_one() -> None:
+    from scipy.stats import bootstrap
+
+    one_in_twenty = [1.0] + [0.0] * 19
+    expected = bootstrap(
+        ([*one_in_twenty],), np.mean, n_resamples=1000, method="BCa", random_state=3
+    ).confidence_interval
+    assert bootstrap_interval(one_in_twenty, seed=3) == (expected.low, expected.high)
+    # the percentile interval would end at 0.15: too narrow for a rate this near 0
+    assert bootstrap_interval(one_in_twenty, seed=3)[1] > 0.15
+    # every answer right (or wrong): no spread to resample, the interval is the value
+    assert bootstrap_interval([1.0] * 10, seed=0) == (1.0, 1.0)
+    assert bootstrap_interval([0.0] * 10, seed=0) == (0.0, 0.0)
+    assert bootstrap_interval([], seed=0) == (0.0, 0.0)

@@ -16,6 +16,7 @@ from middleware.server import create_app
 from middleware.server.state import ServiceState
 from tests.cli_helpers import rok_script
 from tests.server.conftest import LiveServer, settings
+from tests.server.prometheus_text import figure
 
 QUESTION = "Who directed Titanic?"
 
@@ -144,14 +145,22 @@ def test_healthz_readyz_and_a_failing_source(
 def test_metrics_count_requests_answers_tokens_and_errors(scripted_server: LiveServer) -> None:
     httpx.post(f"{scripted_server.url}/v1/answer", json={"question": QUESTION})
     httpx.get(f"{scripted_server.url}/sparql", params={"query": "DROP ALL"})
+    httpx.get(f"{scripted_server.url}/sparql", params={"query": "ASK {}"})  # the fast path
     text = httpx.get(f"{scripted_server.url}/metrics").text
-    assert 'kgmw_http_requests_total{route="/v1/answer",method="POST",status="200"} 1' in text
-    assert 'kgmw_http_requests_total{route="/sparql",method="GET",status="400"} 1' in text
-    assert 'kgmw_llm_calls_total{method="rok"} 4' in text
-    assert 'kgmw_llm_tokens_total{method="rok",kind="prompt"}' in text
-    assert 'kgmw_errors_total{error="ReadOnlyViolation"} 1' in text
-    assert 'kgmw_http_request_duration_seconds_count{route="/v1/answer"} 1' in text
+    requests = "kgmw_http_requests_total"
+    assert figure(text, requests, route="/v1/answer", method="POST", status="200") == 1
+    assert figure(text, requests, route="/sparql", method="GET", status="400") == 1
+    assert figure(text, requests, route="/sparql", method="GET", status="200") == 1
+    assert figure(text, "kgmw_http_request_duration_seconds_count", route="/sparql") == 2
+    assert figure(text, "kgmw_llm_calls_total", method="rok") == 4
+    assert figure(text, "kgmw_answers_total", method="rok") == 1
+    assert (figure(text, "kgmw_llm_tokens_total", method="rok", kind="prompt") or 0) > 0
+    assert figure(text, "kgmw_errors_total", error="ReadOnlyViolation") == 1
+    assert figure(text, "kgmw_http_request_duration_seconds_count", route="/v1/answer") == 1
+    assert (figure(text, "kgmw_sparql_queries_total", via="rok") or 0) > 0
+    assert figure(text, "kgmw_sparql_queries_total", via="proxy:sample") == 1
     assert "# TYPE kgmw_http_request_duration_seconds histogram" in text
+    assert "# TYPE kgmw_http_requests_total counter" in text
 
 
 def test_openapi_describes_every_route(scripted_server: LiveServer) -> None:

@@ -7,7 +7,8 @@ import signal
 import socket
 import subprocess
 import sys
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -15,6 +16,7 @@ import httpx
 import pytest
 
 from tests.conftest import free_port, wait_until_up
+from tests.server.prometheus_text import figure
 
 
 def _kgmw() -> list[str]:
@@ -138,3 +140,79 @@ def test_gunicorn_threads_each_take_their_own_connections(environment: dict[str,
         os.killpg(process.pid, signal.SIGTERM)
         out, _ = process.communicate(timeout=30)
         assert b'"GET /sparql?query=ASK' in out and b" 200 " in out  # the access log
+
+
+@pytest.mark.slow
+def test_gunicorn_metrics_sum_every_workers_figures(
+    environment: dict[str, str], tmp_path: Path
+) -> None:
+    """Each worker writes its figures to the multiprocess directory; a scrape answered
+    by either worker reports the sum. Busy connections hold the threads of the worker
+    that takes connections first, so the other worker answers too."""
+    figures = tmp_path / "metrics"
+    figures.mkdir()
+    (figures / "counter_1.db").write_bytes(b"left from an earlier run")
+    environment["PROMETHEUS_MULTIPROC_DIR"] = str(figures)
+    key = {"Authorization": "Bearer serve-test-key"}
+    with start(["--workers", "2"], environment) as (url, process):
+        port = int(url.rsplit(":", 1)[1])
+        sent = 0
+        for _ in range(10):
+            for busy in (0, 4):
+                held = [socket.create_connection(("127.0.0.1", port)) for _ in range(busy)]
+                for sock in held:
+                    sock.sendall(b"GET /healthz HT")
+                for _ in range(5):
+                    assert httpx.get(f"{url}/v1/sources", headers=key).status_code == 200
+                    sent += 1
+                for sock in held:
+                    sock.close()
+            if len({p.stem.split("_")[-1] for p in figures.glob("counter_*.db")}) >= 2:
+                break
+        workers = {p.stem.split("_")[-1] for p in figures.glob("counter_*.db")}
+        assert len(workers) == 2 and "1" not in workers  # both workers; the old file gone
+        scraped = httpx.get(f"{url}/metrics", headers=key).text
+        counted = figure(
+            scraped, "kgmw_http_requests_total", route="/v1/sources", method="GET", status="200"
+        )
+        assert counted == sent
+        os.killpg(process.pid, signal.SIGTERM)
+        process.communicate(timeout=30)
+
+
+def _wait_until(check: Callable[[], bool], *, seconds: float) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if check():
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def _workers(master: int) -> set[int]:
+    children = Path(f"/proc/{master}/task/{master}/children").read_text().split()
+    return {int(pid) for pid in children}
+
+
+@pytest.mark.slow
+def test_a_worker_that_ends_keeps_its_counts_and_the_others_figures(
+    environment: dict[str, str],
+) -> None:
+    """A worker leaves through the master's stack (it is a fork): it must not remove the
+    figures' directory, and what it counted stays in the sums."""
+    environment.pop("PROMETHEUS_MULTIPROC_DIR", None)  # kgmw serve makes its own
+    key = {"Authorization": "Bearer serve-test-key"}
+    with start(["--workers", "2"], environment) as (url, process):
+        for _ in range(6):
+            assert httpx.get(f"{url}/v1/sources", headers=key).status_code == 200
+        before = _workers(process.pid)
+        assert len(before) == 2
+        os.kill(min(before), signal.SIGTERM)
+        assert _wait_until(lambda: len(_workers(process.pid) - before) == 1, seconds=30)
+        scraped = httpx.get(f"{url}/metrics", headers=key).text
+        counted = figure(
+            scraped, "kgmw_http_requests_total", route="/v1/sources", method="GET", status="200"
+        )
+        assert counted == 6
+        os.killpg(process.pid, signal.SIGTERM)
+        process.communicate(timeout=30)

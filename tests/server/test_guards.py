@@ -12,7 +12,8 @@ from flask import Flask
 from middleware.errors import RateLimited
 from middleware.kg.backends.local import LocalStore
 from middleware.server import create_app
-from middleware.server.guard import ApiKeys, RateLimiter
+from middleware.server.guard import ApiKeys
+from middleware.server.rate_limits import RequestLimits
 from tests.cli_helpers import rok_script
 from tests.server.conftest import LiveServer, settings
 
@@ -108,17 +109,40 @@ def test_rate_limit_answers_429_with_retry_after(
     assert httpx.get(f"{server.url}/healthz").status_code == 200  # probes are never limited
 
 
-def test_rate_limiter_refills_over_time() -> None:
-    now = [0.0]
-    limiter = RateLimiter(60, clock=lambda: now[0])
-    for _ in range(60):
-        limiter.check("a")
+def test_request_limits_keep_callers_and_failures_apart() -> None:
+    limits = RequestLimits(Flask("limits"), per_minute=2, auth_failures=1)
+    limits.check("key:1")
+    limits.check("key:1")
     with pytest.raises(RateLimited) as caught:
-        limiter.check("a")
-    assert caught.value.retry_after == 1
-    limiter.check("b")  # callers have their own buckets
-    now[0] += 1.0
-    limiter.check("a")
+        limits.check("key:1")
+    assert 1 <= (caught.value.retry_after or 0) <= 60
+    assert "2 requests a minute" in caught.value.message
+    limits.check("key:2")  # callers have their own allowance
+    limits.refuse_if_failed("addr:10.0.0.1")  # failures are counted apart from requests
+    limits.count_failure("addr:10.0.0.1")
+    with pytest.raises(RateLimited, match="failed authentications a minute"):
+        limits.refuse_if_failed("addr:10.0.0.1")
+    off = RequestLimits(Flask("off"), per_minute=0, auth_failures=0)
+    for _ in range(100):
+        off.check("key:1")
+        off.count_failure("addr:10.0.0.1")
+    off.refuse_if_failed("addr:10.0.0.1")
+
+
+def test_the_fast_path_keeps_the_rate_limit(
+    serve: Callable[[Flask], LiveServer], sample_graph: LocalStore
+) -> None:
+    server = serve(
+        create_app(settings(server_rate_limit=2), llm=rok_script(), graphs={"s": sample_graph})
+    )
+    ask = {"query": "ASK {}"}
+    statuses = [httpx.get(f"{server.url}/sparql", params=ask).status_code for _ in range(3)]
+    assert statuses == [200, 200, 429]
+    limited = httpx.get(f"{server.url}/sparql", params=ask)
+    assert limited.json()["error"] == "rate_limited"
+    assert int(limited.headers["retry-after"]) >= 1
+    # the fast path and the routes spend one allowance
+    assert httpx.get(f"{server.url}/v1/sources").status_code == 429
 
 
 def test_cors_is_off_by_default_and_on_when_configured(
@@ -136,14 +160,41 @@ def test_cors_is_off_by_default_and_on_when_configured(
     )
     opened = httpx.get(f"{server.url}/v1/sources", headers=origin)
     assert opened.headers["access-control-allow-origin"] == "https://app.example"
-    preflight = httpx.options(
+    preflight = httpx.options(  # as a browser asks before a POST with a key
         f"{server.url}/v1/answer",
-        headers={**origin, "Access-Control-Request-Method": "POST"},
+        headers={
+            **origin,
+            "Access-Control-Request-Method": "POST",
+            "Access-Control-Request-Headers": "authorization, content-type, x-other",
+        },
     )
     assert preflight.status_code == 204
-    assert "Authorization" in preflight.headers["access-control-allow-headers"]
+    allowed = preflight.headers["access-control-allow-headers"].lower()
+    assert "authorization" in allowed and "content-type" in allowed and "x-other" not in allowed
+    assert "POST" in preflight.headers["access-control-allow-methods"]
+    assert preflight.headers["access-control-allow-origin"] == "https://app.example"
     other = httpx.get(f"{server.url}/v1/sources", headers={"Origin": "https://evil.example"})
     assert "access-control-allow-origin" not in other.headers
+
+
+def test_cors_preflight_needs_no_key_and_any_origin_gets_a_wildcard(
+    serve: Callable[[Flask], LiveServer], sample_graph: LocalStore
+) -> None:
+    server = serve(
+        create_app(
+            settings(server_cors_origins="*", server_api_keys="k"),
+            llm=rok_script(),
+            graphs={"s": sample_graph},
+        )
+    )
+    origin = {"Origin": "https://anywhere.example"}
+    preflight = httpx.options(
+        f"{server.url}/v1/answer", headers={**origin, "Access-Control-Request-Method": "POST"}
+    )
+    assert preflight.status_code == 204
+    assert preflight.headers["access-control-allow-origin"] == "*"
+    refused = httpx.get(f"{server.url}/v1/sources", headers=origin)  # no key: 401, readable
+    assert refused.status_code == 401 and refused.headers["access-control-allow-origin"] == "*"
 
 
 class _Broken(LocalStore):

@@ -134,13 +134,14 @@ def serve_stdio(server: MCPServer[Any]) -> None:
 
 def serve_http(server: MCPServer[Any], host: str, port: int) -> None:
     """Serve streamable HTTP at ``http://HOST:PORT/mcp`` (port 0: a free port, named on
-    stderr once the socket is bound)."""
+    stderr once the socket listens)."""
     import uvicorn
 
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((host, port))
+    sock.listen(128)  # connections wait in the backlog from the moment the URL is named
     bound = sock.getsockname()[1]
     shown = f"[{host}]" if family == socket.AF_INET6 else host
     print(f"kgmw: MCP over streamable HTTP at http://{shown}:{bound}/mcp", file=sys.stderr)

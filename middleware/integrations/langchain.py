@@ -19,7 +19,6 @@ of a triple), ``source``, ``method`` and ``score`` where the method gives one.
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 from middleware.config import Settings
@@ -84,7 +83,5 @@ class KGRetriever(BaseRetriever):
         run_manager: AsyncCallbackManagerForRetrieverRun,
         k: int | None = None,
     ) -> list[Document]:
-        # The sync path in a worker thread until the library has its own async API.
-        return await asyncio.to_thread(
-            self._get_relevant_documents, query, run_manager=run_manager.get_sync(), k=k
-        )
+        records = await self._runner.arecords(query, self.k if k is None else k)
+        return [Document(r.text, metadata=r.metadata, id=r.key) for r in records]

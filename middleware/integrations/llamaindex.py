@@ -18,8 +18,6 @@ metadata). ``similarity_top_k`` caps how many; plug it into a ``RetrieverQueryEn
 
 from __future__ import annotations
 
-import asyncio
-
 from middleware.config import Settings
 from middleware.integrations.extras import missing_extra
 from middleware.integrations.records import EvidenceRecord
@@ -65,8 +63,8 @@ class KGRetriever(BaseRetriever):
         return [NodeWithScore(node=_node(r), score=r.score) for r in records]
 
     async def _aretrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
-        # The sync path in a worker thread until the library has its own async API.
-        return await asyncio.to_thread(self._retrieve, query_bundle)
+        records = await self._runner.arecords(query_bundle.query_str, self.similarity_top_k)
+        return [NodeWithScore(node=_node(r), score=r.score) for r in records]
 
 
 def _node(record: EvidenceRecord) -> TextNode:

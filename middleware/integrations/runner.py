@@ -8,6 +8,7 @@ call never loads one.
 
 from __future__ import annotations
 
+import asyncio
 import threading
 
 from middleware.config import Settings
@@ -17,6 +18,7 @@ from middleware.kg.base import KnowledgeGraph
 from middleware.kg.open import open_graph
 from middleware.llm.base import LLM
 from middleware.llm.factory import open_llm
+from middleware.methods.aio import aask
 from middleware.methods.answer import Answer
 from middleware.methods.method import Method
 from middleware.methods.registry import SPECS, MethodSpec, method_spec
@@ -89,6 +91,13 @@ class MethodRunner:
 
     def answer(self, question: str) -> Answer:
         return self.method().run(question)
+
+    async def arecords(self, question: str, k: object) -> list[EvidenceRecord]:
+        """``records`` awaited through the library's async API: a cancelled await stops
+        the method at its next LLM call."""
+        count = check_k(k)
+        method = await asyncio.to_thread(self.method)  # may open the LLM: not on the loop
+        return evidence_records(await aask(method, question), count)
 
     def records(self, question: str, k: object) -> list[EvidenceRecord]:
         """The first ``k`` evidence items of the method's answer to ``question``."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
 import sys
 
@@ -59,3 +60,19 @@ def test_an_integration_without_its_extra_says_what_to_install(
         f"ModuleNotFoundError: this integration needs {framework}, which is not installed: "
         f"pip install 'kg-middleware[{extra}]'"
     )
+
+
+def test_awaited_records_go_through_the_async_api(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The async retrievers await ``aask``: a cancelled await reaches the method."""
+    awaited: list[str] = []
+    real = runner_module.aask
+
+    async def spy(method: object, question: str, **kwargs: object) -> object:
+        awaited.append(question)
+        return await real(method, question)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(runner_module, "aask", spy)
+    runner = MethodRunner("plan", **offline_params())
+    got = asyncio.run(runner.arecords(QUESTION, 3))
+    assert awaited == [QUESTION]
+    assert [r.key for r in got] == [r.key for r in runner.records(QUESTION, 3)]

@@ -30,7 +30,9 @@ from middleware.llm.base import DEFAULT_MAX_TOKENS, Choice, Completion, Message,
 from middleware.llm.options import with_options
 from middleware.llm.templates import flatten
 from middleware.llm.torch_models import load_causal_lm, require
-from middleware.llm.torch_prefix import KEPT, PrefixCache
+from middleware.llm.torch_prefix import KEPT, Prefilled, PrefixCache
+
+OPTION_BATCH = 16  # option continuations run together (each row holds a copy of the cache)
 
 
 @dataclass(frozen=True)
@@ -162,26 +164,12 @@ class TransformersLLM:
             return self._scores(flatten(with_options(messages, listed)), listed)
 
     def _scores(self, prompt: str, options: list[str]) -> Scored:
-        torch = require("torch")
         model, tokenizer = self._model()
         ids = tokenizer(prompt)["input_ids"]
         head = self._prefixes.run(model, ids)
-        scores, lengths = [], []
-        with torch.no_grad():
-            for option in options:
-                tokens = tokenizer(" " + option, add_special_tokens=False)["input_ids"]
-                score = float(head.log_probs[tokens[0]])
-                if len(tokens) > 1:
-                    rest = model(
-                        input_ids=torch.tensor([tokens[:-1]]),
-                        cache=copy.deepcopy(head.cache),
-                        use_cache=True,
-                    )
-                    steps = torch.log_softmax(rest.logits[0].float(), dim=-1)
-                    score += float(sum(steps[i, t] for i, t in enumerate(tokens[1:])))
-                scores.append(score)
-                lengths.append(len(tokens))
-        return Scored(len(ids), head.reused, scores, lengths)
+        tokens = [tokenizer(" " + o, add_special_tokens=False)["input_ids"] for o in options]
+        scores = continuation_scores(model, head, tokens)
+        return Scored(len(ids), head.reused, scores, [len(t) for t in tokens])
 
     def _generate(
         self,
@@ -216,6 +204,28 @@ class TransformersLLM:
                     out = model(input_ids=torch.tensor([[token]]), cache=cache, use_cache=True)
                     log_probs = torch.log_softmax(out.logits[0, -1].float(), dim=-1)
         return new, text, "length"
+
+
+def continuation_scores(model: Any, head: Prefilled, tokens: list[list[int]]) -> list[float]:
+    """Each token list's log-probability after the prompt ``head``: the first token from
+    the prompt's next-token distribution, the others from one run per ``OPTION_BATCH``
+    lists, each a row continuing a copy of the prompt's cache. Rows are padded at their
+    end, where causal attention keeps the padding out of the real tokens' scores."""
+    torch = require("torch")
+    scores = [float(head.log_probs[t[0]]) for t in tokens]
+    longer = [i for i, t in enumerate(tokens) if len(t) > 1]
+    for start in range(0, len(longer), OPTION_BATCH):
+        batch = longer[start : start + OPTION_BATCH]
+        width = max(len(tokens[i]) for i in batch) - 1
+        rows = [tokens[i][:-1] + [0] * (width + 1 - len(tokens[i])) for i in batch]
+        cache = copy.deepcopy(head.cache)
+        cache.batch_repeat_interleave(len(batch))
+        with torch.no_grad():
+            out = model(input_ids=torch.tensor(rows), cache=cache, use_cache=True)
+        steps = torch.log_softmax(out.logits.float(), dim=-1)
+        for row, i in enumerate(batch):
+            scores[i] += sum(float(steps[row, j, t]) for j, t in enumerate(tokens[i][1:]))
+    return scores
 
 
 def end_tokens(model: Any, tokenizer: Any) -> set[int]:

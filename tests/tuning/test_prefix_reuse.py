@@ -8,10 +8,15 @@ import pytest
 
 from middleware.llm import user
 from middleware.llm.base import Message
+from middleware.llm.options import with_options
 from middleware.llm.templates import flatten
 from middleware.llm.torch_models import load_causal_lm
 from middleware.llm.torch_prefix import PrefixCache
-from middleware.llm.transformers_backend import TransformersLLM
+from middleware.llm.transformers_backend import (
+    OPTION_BATCH,
+    TransformersLLM,
+    continuation_scores,
+)
 from middleware.methods.ksl.walk import round_messages
 
 TITANIC = "who directed Titanic"
@@ -23,20 +28,41 @@ ROUNDS: list[tuple[list[Message], list[str]]] = [
         round_messages(TITANIC, None, [("Titanic", "James Cameron (directed by)")], "Cameron"),
         ["Aliens (directed)", "James Cameron is the answer"],
     ),
-    (round_messages("who starred in Heat", None, [], "Heat"), ["Al Pacino (starring)", "1995"]),
+    (
+        round_messages("who starred in Heat", None, [], "Heat"),
+        ["Al Pacino (starring)", "1995", "Michael Mann (directed by)", "Robert De Niro (starring)"],
+    ),
     ([user("What is the capital of France? A:")], ["Paris", "Lyon"]),
     (round_messages(TITANIC, None, [], "Titanic"), ["James Cameron (directed by)", "1997"]),
 ]
 
 
+def plain_scores(llm: TransformersLLM, messages: list[Message], options: list[str]) -> list[float]:
+    """Each option's log-probability from one plain run of prompt and option, no cache."""
+    import torch
+
+    model, tokenizer = llm._model()
+    prompt = tokenizer(flatten(with_options(messages, options)))["input_ids"]
+    scores = []
+    for option in options:
+        tokens = tokenizer(" " + option, add_special_tokens=False)["input_ids"]
+        with torch.no_grad():
+            logits = model(input_ids=torch.tensor([prompt + tokens]), use_cache=False).logits[0]
+        steps = torch.log_softmax(logits[len(prompt) - 1 : -1], dim=-1)
+        scores.append(sum(float(steps[i, t]) for i, t in enumerate(tokens)))
+    return scores
+
+
 def assert_same_scores(reusing: TransformersLLM, full: TransformersLLM) -> list[int]:
-    """Every round scored alike by both; the prompt tokens ``reusing`` took from its cache."""
+    """Every round scored alike by both and by a plain run; the prompt tokens ``reusing``
+    took from its cache."""
     reused = []
     for messages, options in ROUNDS:
         got, wanted = reusing.score(messages, options), full.score(messages, options)
         assert wanted.reused == 0
         assert got.prompt_tokens == wanted.prompt_tokens
         assert got.scores == pytest.approx(wanted.scores, abs=1e-4)
+        assert got.scores == pytest.approx(plain_scores(full, messages, options), abs=1e-4)
         reused.append(got.reused)
     return reused
 
@@ -95,11 +121,15 @@ def test_a_cache_that_keeps_only_its_window_is_not_reused(tiny_gemma: Path) -> N
     model, tokenizer = load_causal_lm(tiny_gemma)
     windowed = PrefixCache(new_cache=lambda: DynamicCache(config=model.config))
     full = PrefixCache(0)
-    for messages, _ in ROUNDS:
+    for messages, options in ROUNDS:
         ids = tokenizer(flatten(messages))["input_ids"]
         got, wanted = windowed.run(model, ids), full.run(model, ids)
         assert got.reused == 0  # its sliding layer cannot be cut back: every prompt runs in full
         assert got.log_probs.tolist() == pytest.approx(wanted.log_probs.tolist(), abs=1e-4)
+        tokens = [tokenizer(" " + o, add_special_tokens=False)["input_ids"] for o in options]
+        assert continuation_scores(model, got, tokens) == pytest.approx(
+            continuation_scores(model, wanted, tokens), abs=1e-4
+        )
     assert len(windowed) == 0 and len(full) == 0
 
 
@@ -131,3 +161,12 @@ def test_complete_from_a_kept_prefix_generates_what_generate_does(tiny_model: Pa
             out = model.generate(**ids, max_new_tokens=6, do_sample=False, top_p=None, top_k=None)
         wanted = tokenizer.decode(out[0, ids["input_ids"].shape[1] :], skip_special_tokens=True)
         assert done.text == wanted
+
+
+def test_more_options_than_one_batch_holds_score_as_plain_runs(tiny_model: Path) -> None:
+    llm = TransformersLLM(base=tiny_model)
+    options = [f"Film {'X' * i} {i} (directed)" for i in range(OPTION_BATCH + 3)] + ["Heat"]
+    messages = round_messages("what did Michael Mann direct", None, [], "Michael Mann")
+    got = llm.score(messages, options)
+    assert got.scores == pytest.approx(plain_scores(llm, messages, options), abs=1e-4)
+    assert len(set(got.lengths)) > 3  # options of many lengths: padded in their batch

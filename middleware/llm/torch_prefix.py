@@ -10,8 +10,8 @@ are the ones a full run computes; scores agree with a full run up to float round
 Caches are ``DynamicCache``s made without the model's config, so every layer keeps all
 its keys, sliding-window layers too (the attention mask applies their window), and any
 prefix can be cut back to. A cache that cannot be cut so (a layer that keeps only its
-window, linear-attention state, a cache type without ``crop``) is not kept: every
-prompt then runs in full, as without this cache.
+window, linear-attention state, another cache type) is not kept: every prompt then
+runs in full, as without this cache.
 """
 
 from __future__ import annotations
@@ -51,16 +51,17 @@ def shared_length(a: Sequence[int], b: Sequence[int]) -> int:
 
 
 def croppable(cache: Any, length: int) -> bool:
-    """Whether every layer of ``cache`` holds all ``length`` tokens and can be cut back."""
-    layers = getattr(cache, "layers", None)
-    if not layers or not callable(getattr(cache, "crop", None)):
-        return False
-    return all(
-        getattr(layer, "is_croppable", False)
-        and not getattr(layer, "is_sliding", False)
-        and getattr(layer, "keys", None) is not None
-        and layer.keys.shape[-2] == length
-        for layer in layers
+    """Whether ``cache`` is a ``DynamicCache`` of full layers that all hold ``length``
+    tokens, so it can be cut back to any prefix."""
+    transformers = require("transformers")
+    full = transformers.cache_utils.DynamicLayer  # its subclasses (sliding, indexed) are not
+    return (
+        isinstance(cache, transformers.DynamicCache)
+        and bool(cache.layers)
+        and all(
+            type(layer) is full and layer.is_initialized and layer.keys.shape[-2] == length
+            for layer in cache.layers
+        )
     )
 
 

@@ -231,6 +231,7 @@ def continuation_scores(model: Any, head: Prefilled, tokens: list[list[int]]) ->
 def end_tokens(model: Any, tokenizer: Any) -> set[int]:
     """The token ids that end a generation: the tokenizer's and the model's own."""
     ends = {tokenizer.eos_token_id}
-    configured = getattr(getattr(model, "generation_config", None), "eos_token_id", None)
+    generation = model.generation_config
+    configured = generation.eos_token_id if generation is not None else None
     ends |= set(configured) if isinstance(configured, list) else {configured}
     return {int(t) for t in ends if t is not None}

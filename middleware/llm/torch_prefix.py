@@ -84,6 +84,7 @@ class PrefixCache:
         return len(self._kept)
 
     def clear(self) -> None:
+        """Drop every kept cache."""
         self._kept.clear()
 
     def _empty(self) -> Any:

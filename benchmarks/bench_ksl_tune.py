@@ -1,14 +1,18 @@
 """The walk's model before and after `kgmw ksl-tune`: choice accuracy on held-out steps.
 
     ../.venv/bin/python bench_ksl_tune.py --store METAQA_STORE --adapter RUN/adapter \\
-        [--fold 0] [--limit 100] [--base GGUF_OR_FOLDER] [--models base,tuned]
+        [--fold 0] [--limit 100] [--base GGUF_OR_FOLDER] [--models base,tuned] \\
+        [--steps N] [--few-shot]
 
 Held-out steps are the instruction examples of the dev questions of fold ``--fold`` of 5
 (`kgmw ksl-dataset --folds 5 --fold I` trains on every other fold, so these were never
 seen), ``--limit`` questions per hop count (1 and 2), seed 7. Each step is put to the
 transformers backend's ``choose()`` as the walk puts it (the instruction as system text,
 the round, the options), once with the base model alone and once with the adapter.
-A pick is right when it is the example's output. Also printed: how often the correct
+``--few-shot`` puts the ``ksl_step`` prompt's few-shot examples before the round, so the
+prompt is the walk's own, word for word (the tuning examples leave them out); ``--steps``
+scores only the first N steps (for timing). A pick is right when it is the example's
+output. Also printed: how often the correct
 option was the first offered (the offer ranks options best first), a floor any model
 should clear.
 """
@@ -28,9 +32,11 @@ from middleware.config.methods import KSLSettings
 from middleware.eval.ksl_dataset import InstructionDataset
 from middleware.kg.open import open_graph
 from middleware.llm import system, user
+from middleware.llm.base import Message
 from middleware.llm.local import bundled_model_path
+from middleware.llm.templates import load_template
 from middleware.llm.transformers_backend import TransformersLLM
-from middleware.methods.ksl.training import Example
+from middleware.methods.ksl.training import PROMPT, Example
 from middleware.support.cache_dir import cache_root
 from middleware.text.embeddings.factory import open_encoder
 
@@ -63,13 +69,25 @@ def split(example: Example) -> tuple[str, list[str]]:
     return head, [line for line in listed.splitlines() if line.strip()]
 
 
-def accuracy(llm: TransformersLLM, examples: list[Example]) -> tuple[float, float]:
-    right, started = 0, time.perf_counter()
+def messages(example: Example, round_text: str, few_shot: bool) -> list[Message]:
+    """The step as the walk sends it; without ``few_shot``, as the tuning examples read."""
+    shots: list[Message] = []
+    if few_shot:
+        for asked, answered in load_template(PROMPT).examples:
+            shots += [user(asked), {"role": "assistant", "content": answered}]
+    return [system(example.instruction), *shots, user(round_text)]
+
+
+def accuracy(
+    llm: TransformersLLM, examples: list[Example], few_shot: bool = False
+) -> tuple[float, float, list[int]]:
+    """Share of right picks, seconds per step, and each step's pick."""
+    picks, started = [], time.perf_counter()
     for example in examples:
         round_text, options = split(example)
-        picked = llm.choose([system(example.instruction), user(round_text)], options)
-        right += picked.option == example.output
-    return right / len(examples), (time.perf_counter() - started) / len(examples)
+        picks.append(llm.choose(messages(example, round_text, few_shot), options).index)
+    right = sum(split(e)[1][i] == e.output for e, i in zip(examples, picks, strict=True))
+    return right / len(examples), (time.perf_counter() - started) / len(examples), picks
 
 
 def main() -> None:
@@ -82,21 +100,34 @@ def main() -> None:
     parser.add_argument("--base")
     parser.add_argument("--fold", type=int, default=0)
     parser.add_argument("--limit", type=int, default=100)
+    parser.add_argument("--steps", type=int, default=0, help="score only the first N steps")
+    parser.add_argument(
+        "--few-shot", action="store_true", help="send the walk's few-shot examples too"
+    )
     parser.add_argument("--out", default="results/ksl-tune.json")
     args = parser.parse_args()
     examples = held_out(args.store, args.fold, args.limit)
+    if args.steps:
+        examples = examples[: args.steps]
     first = sum(split(e)[1][0] == e.output for e in examples) / len(examples)
     base = Path(args.base) if args.base else bundled_model_path(cache_root(None))
-    rows = {"steps": len(examples), "first_offered": round(first, 4)}
+    rows: dict[str, object] = {
+        "steps": len(examples),
+        "first_offered": round(first, 4),
+        "few_shot": args.few_shot,
+    }
     wanted = args.models.split(",")
     if "tuned" in wanted and not args.adapter:
         parser.error("--adapter is needed to score the tuned model")
     for name, adapter in (("base", None), ("tuned", args.adapter)):
         if name not in wanted:
             continue
-        share, seconds = accuracy(TransformersLLM(base=base, adapter=adapter), examples)
+        llm = TransformersLLM(base=base, adapter=adapter)
+        llm.warm_up()  # loading is not a step
+        share, seconds, picks = accuracy(llm, examples, args.few_shot)
         rows[name] = round(share, 4)
         rows[f"{name}_seconds_per_step"] = round(seconds, 3)
+        rows[f"{name}_picks"] = picks
         print(name, rows[name], flush=True)
     print(json.dumps(rows, indent=1))
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)

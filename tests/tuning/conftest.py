@@ -84,3 +84,34 @@ def train_file(tmp_path: Path) -> Path:
     path = tmp_path / "train.json"
     path.write_text(json.dumps(EXAMPLES), encoding="utf-8")
     return path
+
+
+@pytest.fixture(scope="session")
+def tiny_gemma(tiny_model: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A 2-layer Gemma 3 with a sliding-window layer (window 4: every prompt outruns it)
+    and a full-attention one, with the tiny model's tokenizer."""
+    import torch
+    from transformers import AutoTokenizer, Gemma3ForCausalLM, Gemma3TextConfig
+
+    folder = tmp_path_factory.mktemp("tiny-gemma")
+    tokenizer = AutoTokenizer.from_pretrained(tiny_model)
+    tokenizer.save_pretrained(folder)
+    config = Gemma3TextConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        head_dim=8,
+        query_pre_attn_scalar=8,
+        sliding_window=4,
+        layer_types=["sliding_attention", "full_attention"],
+        max_position_embeddings=2048,
+        pad_token_id=tokenizer.pad_token_id,
+        bos_token_id=tokenizer.bos_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+    )
+    torch.manual_seed(0)
+    Gemma3ForCausalLM(config).save_pretrained(folder)
+    return folder

@@ -16,13 +16,19 @@ TINY = (
 )
 
 
+def loaded(capsys: pytest.CaptureFixture[str], folder: Path, name: str, triples: str) -> str:
+    """A store at ``folder/name`` loaded from N-Triples ``triples`` with ``kgmw load``."""
+    data = folder / f"{name}.nt"
+    data.write_text(triples)
+    store = str(folder / name)
+    assert run(capsys, "load", str(data), "--store", store, "--no-progress")[0] == 0
+    return store
+
+
 def test_inspect_a_store_loaded_without_profile(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    data = tmp_path / "tiny.nt"
-    data.write_text(TINY)
-    store = str(tmp_path / "tiny")
-    assert run(capsys, "load", str(data), "--store", store, "--no-progress")[0] == 0
+    store = loaded(capsys, tmp_path, "tiny", TINY)
     code, out, _ = run(capsys, "inspect", "--store", store, "--json")
     report = json.loads(out)
     assert code == 0
@@ -50,10 +56,7 @@ FILMS = "".join(
 def test_inspect_tables_name_relations_and_keep_iris_whole(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    data = tmp_path / "films.nt"
-    data.write_text(FILMS)
-    store = str(tmp_path / "films")
-    assert run(capsys, "load", str(data), "--store", store, "--no-progress")[0] == 0
+    store = loaded(capsys, tmp_path, "films", FILMS)
     code, out, _ = run(capsys, "inspect", "--store", store)
     assert code == 0
     relations = out.split("Relations (IRI-valued predicates")[1].split("Hubs")[0]
@@ -71,10 +74,7 @@ def test_inspect_tables_name_relations_and_keep_iris_whole(
 def test_neighbors_and_query_tables_keep_iris_whole(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    data = tmp_path / "films.nt"
-    data.write_text(FILMS)
-    store = str(tmp_path / "films")
-    assert run(capsys, "load", str(data), "--store", store, "--no-progress")[0] == 0
+    store = loaded(capsys, tmp_path, "films", FILMS)
     long_iri = "http://rdf.freebase.com/ns/m.0a_long_director_identifier_that_goes_on_and_on_and_on"
     code, out, _ = run(capsys, "neighbors", "http://rdf.freebase.com/ns/m.film0", "--store", store)
     assert code == 0 and long_iri in out and "directed by" in out

@@ -34,6 +34,13 @@ def pool(sample_graph: LocalStore) -> Iterator[QueryPool]:
     running.close()
 
 
+def deliver(pool: QueryPool, query: str, sock: socket.socket, *, max_rows: int) -> PoolResult:
+    """``query`` run with ``sock`` offered for the executor's answer."""
+    return pool.run(
+        query, fmt="json", timeout=10, max_rows=max_rows, delivery=Delivery(sock, HEAD, CUT)
+    )
+
+
 def settled(ran: list[PoolResult], count: int) -> None:
     deadline = time.monotonic() + 10
     while len(ran) < count and time.monotonic() < deadline:
@@ -58,13 +65,7 @@ def test_the_executor_sends_the_whole_response_on_the_callers_connection(
 ) -> None:
     ours, theirs = socket.socketpair()
     with ours, theirs:
-        ran = pool.run(
-            "SELECT ?o WHERE { ?s ?p ?o } LIMIT 2",
-            fmt="json",
-            timeout=10,
-            max_rows=100,
-            delivery=Delivery(theirs, HEAD, CUT),
-        )
+        ran = deliver(pool, "SELECT ?o WHERE { ?s ?p ?o } LIMIT 2", theirs, max_rows=100)
         assert ran.written and ran.body == b"" and not ran.truncated
         theirs.shutdown(socket.SHUT_WR)  # the service's close, after the executor's write
         lines, body = parse(read_all(ours))
@@ -77,13 +78,7 @@ def test_the_executor_sends_the_whole_response_on_the_callers_connection(
 def test_a_cut_result_carries_the_cut_header(pool: QueryPool) -> None:
     ours, theirs = socket.socketpair()
     with ours, theirs:
-        ran = pool.run(
-            "SELECT ?o WHERE { ?s ?p ?o }",
-            fmt="json",
-            timeout=10,
-            max_rows=3,
-            delivery=Delivery(theirs, HEAD, CUT),
-        )
+        ran = deliver(pool, "SELECT ?o WHERE { ?s ?p ?o }", theirs, max_rows=3)
         theirs.shutdown(socket.SHUT_WR)
         lines, body = parse(read_all(ours))
     assert ran.written and ran.truncated
@@ -96,13 +91,7 @@ def test_what_the_write_leaves_comes_back_to_the_service(pool: QueryPool) -> Non
     theirs.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096)
     ours.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
     with ours, theirs:
-        ran = pool.run(
-            "SELECT ?s ?p ?o WHERE { ?s ?p ?o }",
-            fmt="json",
-            timeout=10,
-            max_rows=10_000,
-            delivery=Delivery(theirs, HEAD, CUT),
-        )
+        ran = deliver(pool, "SELECT ?s ?p ?o WHERE { ?s ?p ?o }", theirs, max_rows=10_000)
         assert ran.written and ran.body  # left for the service
         sent = []
 
@@ -122,13 +111,7 @@ def test_an_error_is_not_written_by_the_executor(pool: QueryPool) -> None:
     ours, theirs = socket.socketpair()
     with ours, theirs:
         with pytest.raises(BadRequest, match="not a valid SPARQL query"):
-            pool.run(
-                "SELECT ?o WHERE {",
-                fmt="json",
-                timeout=10,
-                max_rows=10,
-                delivery=Delivery(theirs, HEAD, CUT),
-            )
+            deliver(pool, "SELECT ?o WHERE {", theirs, max_rows=10)
         ours.setblocking(False)
         with pytest.raises(BlockingIOError):
             ours.recv(1)  # nothing was sent: the service renders the error

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -36,6 +37,26 @@ EXAMPLES = [
 ]
 
 
+# the sizes both tiny models share: fast on a CPU, big enough for real attention
+TINY_SIZES: dict[str, int] = {
+    "hidden_size": 32,
+    "intermediate_size": 64,
+    "num_hidden_layers": 2,
+    "num_attention_heads": 4,
+    "num_key_value_heads": 2,
+    "max_position_embeddings": 2048,
+}
+
+
+def special_ids(tokenizer: Any) -> dict[str, int]:
+    """The padding, start and end token ids a model config takes from its tokenizer."""
+    return {
+        "pad_token_id": tokenizer.pad_token_id,
+        "bos_token_id": tokenizer.bos_token_id,
+        "eos_token_id": tokenizer.eos_token_id,
+    }
+
+
 @pytest.fixture(scope="session")
 def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A 2-layer Llama-shaped model with a byte-level BPE tokenizer trained on the examples."""
@@ -64,15 +85,8 @@ def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
     tokenizer.save_pretrained(folder)
     config = LlamaConfig(
         vocab_size=len(tokenizer),
-        hidden_size=32,
-        intermediate_size=64,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        max_position_embeddings=2048,
-        pad_token_id=tokenizer.pad_token_id,
-        bos_token_id=tokenizer.bos_token_id,
-        eos_token_id=tokenizer.eos_token_id,
+        **TINY_SIZES,
+        **special_ids(tokenizer),
     )
     torch.manual_seed(0)
     LlamaForCausalLM(config).save_pretrained(folder)
@@ -98,19 +112,12 @@ def tiny_gemma(tiny_model: Path, tmp_path_factory: pytest.TempPathFactory) -> Pa
     tokenizer.save_pretrained(folder)
     config = Gemma3TextConfig(
         vocab_size=len(tokenizer),
-        hidden_size=32,
-        intermediate_size=64,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
+        **TINY_SIZES,
         head_dim=8,
         query_pre_attn_scalar=8,
         sliding_window=4,
         layer_types=["sliding_attention", "full_attention"],
-        max_position_embeddings=2048,
-        pad_token_id=tokenizer.pad_token_id,
-        bos_token_id=tokenizer.bos_token_id,
-        eos_token_id=tokenizer.eos_token_id,
+        **special_ids(tokenizer),
     )
     torch.manual_seed(0)
     Gemma3ForCausalLM(config).save_pretrained(folder)

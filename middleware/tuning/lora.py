@@ -1,6 +1,9 @@
 """LoRA over the walk's steps, on CPU: ``tune(examples, out, ...)``.
 
-Loss is counted on the target only (the option the walk should pick). Example order is
+Loss is counted on the target only (the option the walk should pick), and the model
+computes vocabulary logits at the target's positions only: with Gemma's 262,144-token
+vocabulary, logits at every prompt position cost more than the rest of the model (a
+300-token prompt: 300 x 262,144 floats, and their gradient). Example order is
 a seeded shuffle per pass, so step N always sees the same examples and a run resumes
 from its last checkpoint (``OUT/checkpoint``) exactly where it stopped. The result is a
 peft adapter in ``OUT/adapter`` and a record of the run in ``OUT/tune.json``.
@@ -67,6 +70,14 @@ def encode(tokenizer: Any, example: TuningExample, max_length: int) -> tuple[lis
     if len(prompt) > room:
         prompt = prompt[:1] + prompt[len(prompt) - room + 1 :]
     return prompt + target, len(target)
+
+
+def target_loss(model: Any, tokens: Any, answer: int) -> Any:
+    """Mean cross-entropy of the last ``answer`` tokens of ``tokens`` (one row), each
+    predicted from the tokens before it; the logits of the prompt are never made."""
+    torch = require("torch")
+    logits = model(input_ids=tokens, logits_to_keep=answer + 1).logits[0, :-1]
+    return torch.nn.functional.cross_entropy(logits.float(), tokens[0, -answer:])
 
 
 def batch_order(count: int, step: int, batch_size: int, seed: int) -> list[int]:
@@ -150,9 +161,7 @@ def tune(
         for index in batch_order(len(encoded), step, config.batch_size, config.seed):
             ids, answer = encoded[index]
             tokens = torch.tensor([ids], device=config.device)
-            labels = tokens.clone()
-            labels[0, : len(ids) - answer] = -100  # loss on the target only
-            loss = model(input_ids=tokens, labels=labels).loss / config.batch_size
+            loss = target_loss(model, tokens, answer) / config.batch_size
             loss.backward()
             total += float(loss.detach())
         torch.nn.utils.clip_grad_norm_(trainable, 1.0)

@@ -115,3 +115,33 @@ class TestTunedTransformersConformance(LLMConformance):
     @pytest.fixture
     def llm(self, tiny_model: Path) -> TransformersLLM:
         return TransformersLLM(base=tiny_model)
+
+
+@pytest.mark.parametrize("model_name", ["tiny_model", "tiny_gemma"])
+def test_the_target_loss_is_the_models_own_loss_on_the_target(
+    model_name: str, request: pytest.FixtureRequest
+) -> None:
+    """Logits are computed at the target's positions only; the loss and its gradient
+    are those of the model's own loss with every prompt token masked out."""
+    import torch
+
+    from middleware.llm.torch_models import load_causal_lm
+    from middleware.tuning.lora import target_loss
+
+    model, tokenizer = load_causal_lm(request.getfixturevalue(model_name))
+    ids = list(tokenizer("Question: who directed Titanic\nAt: Titanic\nChoice:")["input_ids"])
+    answer = len(tokenizer(" James Cameron (directed by)", add_special_tokens=False)["input_ids"])
+    ids += list(tokenizer(" James Cameron (directed by)", add_special_tokens=False)["input_ids"])
+    tokens = torch.tensor([ids])
+    labels = tokens.clone()
+    labels[0, : len(ids) - answer] = -100
+    expected = model(input_ids=tokens, labels=labels).loss
+    expected.backward()
+    want = [p.grad.clone() for p in model.parameters() if p.grad is not None]
+    model.zero_grad()
+    got = target_loss(model, tokens, answer)
+    got.backward()
+    grads = [p.grad for p in model.parameters() if p.grad is not None]
+    assert torch.allclose(got, expected, atol=1e-5)
+    assert len(grads) == len(want)
+    assert all(torch.allclose(g, w, atol=1e-5) for g, w in zip(grads, want, strict=True))

@@ -260,6 +260,13 @@ class KSLSettings(MethodTable):
         minimum=0,
         maximum=100,
     )
+    few_shot: str = setting(
+        "auto",
+        "KSL: whether each round's prompt carries the ksl_step prompt's worked examples: "
+        "'on', 'off', or 'auto': off when the transformers backend loads a tuned adapter "
+        "(llm_adapter), since `kgmw ksl-tune` trains on rounds without them, on otherwise.",
+        choices=("auto", "on", "off"),
+    )
     neighbor_limit: int = setting(
         2000,
         "KSL: most neighbour triples fetched for the current entity before ranking.",

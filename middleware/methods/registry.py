@@ -10,6 +10,8 @@ all of them, its tests included, by being registered here.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -69,12 +71,21 @@ def _plan(settings: Settings, llm: LLM, graph: KnowledgeGraph | None) -> Plan:
     )
 
 
+def _ksl_config(settings: Settings) -> KSLSettings:
+    """The ksl table with ``few_shot`` decided: ``auto`` is off for a tuned adapter."""
+    config = settings.table(KSLSettings)
+    if config.few_shot != "auto":
+        return config
+    tuned = settings.llm == "transformers" and bool(settings.llm_adapter)
+    return replace(config, few_shot="off" if tuned else "on")
+
+
 def _ksl(settings: Settings, llm: LLM, graph: KnowledgeGraph | None, *, plan: bool) -> Method:
     return KnowledgeSolver(
         llm,
         graph,
         encoder=open_encoder(settings),
-        config=settings.table(KSLSettings),
+        config=_ksl_config(settings),
         planner=_plan(settings, llm, graph) if plan else None,
         text=settings,
         policy=_policy(settings),

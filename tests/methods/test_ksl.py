@@ -339,3 +339,43 @@ def test_several_sources_walk_in_the_one_whose_subgraph_reaches_the_choices(
     assert sub["other"]["paths"] == 0 and sub["films"]["paths"] > 0
     assert answer.answer == "Tom Cruise" and answer.sources == ["other", "films"]
     assert all(p.source == "films" for p in answer.evidence.paths)
+
+
+def test_few_shot_off_sends_the_instruction_and_the_rounds_only(films: LocalStore) -> None:
+    """A tuned model was trained on rounds without the prompt's worked examples."""
+    picks = (
+        ("Michael Mann", "Collateral (directed)"),
+        ("Collateral", "Tom Cruise (starring)"),
+        ("Tom Cruise", "Tom Cruise is the answer"),
+    )
+    shown = walking_llm(*picks)
+    solver(shown, films).run(QUESTION)
+    plain = walking_llm(*picks)
+    solver(plain, films, few_shot="off").run(QUESTION)
+    with_examples, without = shown.calls[1].messages, plain.calls[1].messages
+    assert [m["role"] for m in without] == ["system", "user", "assistant", "user"]
+    assert with_examples[0] == without[0]  # the same instruction
+    assert with_examples[-3:] == without[-3:]  # the same rounds
+    assert len(with_examples) > len(without)
+
+
+@pytest.mark.parametrize(
+    ("overrides", "expected"),
+    [
+        ({}, "on"),
+        ({"llm": "transformers", "llm_adapter": "run/adapter"}, "off"),
+        ({"llm": "transformers"}, "on"),
+        ({"llm": "transformers", "llm_adapter": "run/adapter", "ksl_few_shot": "on"}, "on"),
+        ({"ksl_few_shot": "off"}, "off"),
+    ],
+)
+def test_few_shot_auto_is_off_for_a_tuned_adapter_only(
+    films: LocalStore, overrides: dict[str, str], expected: str
+) -> None:
+    from middleware.config import Settings
+    from middleware.methods.registry import build_method
+
+    settings = Settings.load(overrides={"encoder": "hash", **overrides})
+    method = build_method("ksl", settings, ScriptedLLM(default="x"), films)
+    assert isinstance(method, KnowledgeSolver)
+    assert method.config.few_shot == expected

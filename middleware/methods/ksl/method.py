@@ -160,6 +160,7 @@ class KnowledgeSolver(MethodBase):
                     max_relations=self.config.max_relations,
                     targets=set(item.choices),
                     guide=guide,
+                    examples=self.config.few_shot != "off",
                 )
                 walk = walker.walk(start)
                 run.steps[-1].notes.append(f"the walk stopped: {STOP_REASONS[walk.stop]}")

@@ -50,10 +50,12 @@ def round_messages(
     choices: Sequence[str] | None,
     history: Sequence[tuple[str, str]],
     at: str,
+    *,
+    examples: bool = True,
 ) -> list[Message]:
-    """One round's prompt: the instruction and examples, the rounds walked so far as
-    dialogue (where the walk stood, what was picked), then where it stands now;
-    ``choose()`` appends the options.
+    """One round's prompt: the instruction and (``examples``) the worked examples, the
+    rounds walked so far as dialogue (where the walk stood, what was picked), then where
+    it stands now; ``choose()`` appends the options.
 
     >>> [m["content"] for m in round_messages("Who?", None, [("Heat", "Michael Mann (directed by)")], "Michael Mann")[-3:]]
     ['Question: Who?\\nAt: Heat\\nChoice:', 'Michael Mann (directed by)', 'At: Michael Mann']
@@ -64,7 +66,10 @@ def round_messages(
     for i, (where, picked) in enumerate(history):
         head_i = head if i == 0 else ""
         turns += [user(f"{head_i}At: {one_line(where)}\nChoice:"), assistant(picked)]
-    return [*prompt.messages[:-1], *turns, prompt.messages[-1]]
+    head_messages = prompt.messages[:-1]
+    if not examples:
+        head_messages = [m for m in head_messages if m["role"] == "system"]
+    return [*head_messages, *turns, prompt.messages[-1]]
 
 
 @dataclass
@@ -119,6 +124,7 @@ class Walker:
     max_relations: int = 0  # offer only the neighbours over the best relation paths
     targets: Collection[Term] = ()  # a walk that reaches one stops (choices' entities)
     guide: Guide = field(default_factory=Guide)
+    examples: bool = True  # the prompt's worked examples (ksl_few_shot)
 
     def walk(self, start: NamedNode) -> Walk:
         walk = Walk(start)
@@ -194,7 +200,9 @@ class Walker:
         if len(offer.options) == 1:
             step.notes.append("one option: taken without asking the model")
             return offer.options[0]
-        messages = round_messages(self.run.question, self.run.choices, walk.history, at)
+        messages = round_messages(
+            self.run.question, self.run.choices, walk.history, at, examples=self.examples
+        )
         try:
             choice = self.run.choose(step, messages, offer.texts)
         except LLMOutputError as err:

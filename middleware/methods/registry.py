@@ -10,10 +10,8 @@ all of them, its tests included, by being registered here.
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from middleware.config import Settings
 from middleware.config.methods import (

@@ -6,9 +6,11 @@
 2. **Learned** (a path memory is given): the masked question's nearest learned
    questions vote for their relation paths, weighted by similarity; a path's share of
    the vote is its support; a span's path is taken from the best-linked of its
-   entities that has it. **Zero-shot** (no memory): the relation paths that exist
-   from the topic are grown hop by hop and ranked by the similarity of their phrase to
-   the masked question, plus a per-length prior; support is a softmax over them.
+   entities that has it. A span that many learned questions contain unmasked is their
+   wording ("state", "president"), so its paths come after the other spans'.
+   **Zero-shot** (no memory): the relation paths that exist from the topic are grown
+   hop by hop and ranked by the similarity of their phrase to the masked question,
+   plus a per-length prior; support is a softmax over them.
 3. The best paths are walked from their topic (``follow``); those that reach nothing
    are skipped, up to ``max_plans`` that do. Their walks are the evidence; the best
    plan's support is the confidence, and its entities are the answers, those that
@@ -29,8 +31,9 @@ from middleware.config.methods import PlanSettings
 from middleware.kg.base import KnowledgeGraph, Path
 from middleware.kg.walks import RelationPath
 from middleware.planning.candidates import grow
-from middleware.planning.masking import mask, topic_spans
+from middleware.planning.masking import MASK, mask, topic_spans
 from middleware.planning.memory import MemoryEntry, PathMemory
+from middleware.planning.question_words import QuestionWords
 from middleware.planning.relpaths import describe, ends, from_key, path_key, phrase
 from middleware.text.embeddings.encoders import Encoder, normalize
 from middleware.text.embeddings.index import Hit, VectorIndex
@@ -133,6 +136,7 @@ class Planner:
         self.config = config or PlanSettings()
         self.memory = memory if memory is not None and memory.entries else None
         self._index: VectorIndex[int] | None = None
+        self._words: QuestionWords | None = None
         self._phrase_vectors: dict[str, Any] = {}  # a relation path's phrase, encoded once
 
     # -- the memory as an index ---------------------------------------------------------
@@ -147,6 +151,14 @@ class Planner:
             self._index = VectorIndex(dim=vectors.shape[1])
             self._index.add(vectors, list(range(len(entries))))
         return self._index
+
+    def question_words(self) -> QuestionWords:
+        """The wording of the memory's questions (their topics masked)."""
+        if self._words is None:
+            assert self.memory is not None
+            questions = (e.question for e in self.memory.entries.values())
+            self._words = QuestionWords(questions, mask=MASK)
+        return self._words
 
     # -- planning -----------------------------------------------------------------------
     def plan(self, question: str) -> Planning:
@@ -224,7 +236,11 @@ class Planner:
                         found_here.append(Candidate(topic, span, path, share * scale, wide))
                 usable += self._blend(found_here, vector) if scale == 1.0 else found_here
             found += usable
-        return sorted(found, key=lambda c: (-c.support, len(c.path), -len(c.span)))
+        # a span the learned questions often contain is their wording ("what state is
+        # NE in"): its paths come after those of the question's other spans
+        words = self.question_words()
+        common = {span: words.common(span) for span, _ in spans}
+        return sorted(found, key=lambda c: (common[c.span], -c.support, len(c.path), -len(c.span)))
 
     def _blend(self, candidates: list[Candidate], vector: Any) -> list[Candidate]:
         """A span's voted paths, their support mixed with how well each path's phrase

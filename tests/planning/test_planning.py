@@ -343,3 +343,30 @@ def test_the_backup_grows_paths_only_from_the_topics_the_vote_liked(
     monkeypatch.setattr(plans, "_rank", rank)
     plans.plan("Did Kate Winslet star in Titanic?")
     assert grown == [["Titanic"]]
+
+
+def test_a_span_the_learned_questions_keep_is_their_wording_not_the_topic(
+    tmp_path: Path,
+) -> None:
+    """ "director" names an entity too, and its path is as well voted as Titanic's, but
+    every learned question says "director" around its masked topic: Titanic is planned
+    first, and the wording span's plan only follows."""
+    store = LocalStore(tmp_path / "films", profile="generic")
+    extra = tmp_path / "extra.ttl"
+    extra.write_text(
+        '<http://example.org/film/Director> <http://www.w3.org/2000/01/rdf-schema#label> "Director" .\n'
+        "<http://example.org/film/Director> <http://example.org/film/directedBy> "
+        "<http://example.org/film/Mendes> .\n",
+        encoding="utf-8",
+    )
+    store.load([films_path(), extra])
+    taught = [
+        Lesson(f"films/dev/{i}", f"Who was the director of {film}?", (ex(film),), (ex(who),))
+        for i, (film, who) in enumerate([("Inception", "Nolan"), ("Avatar", "Cameron")] * 2)
+    ]
+    memory = learned(store, taught)
+    words = planner(store, memory).question_words()
+    assert words.common("director") and not words.common("titanic")
+    planning = planner(store, memory).plan("who was the director of titanic?")
+    assert [p.candidate.span for p in planning.plans[:2]] == ["titanic", "director"]
+    assert planning.answers() == [ex("Cameron")]

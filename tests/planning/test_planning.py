@@ -73,6 +73,20 @@ def learned(store: LocalStore, taught: list[Lesson]) -> PathMemory:
     return memory
 
 
+def films_with(tmp_path: Path, name: str, label: str, relation: str, target: str) -> LocalStore:
+    """The films graph and one more entity ``name`` (labelled ``label``) with one edge."""
+    store = LocalStore(tmp_path / "films", profile="generic")
+    extra = tmp_path / "extra.ttl"
+    label_iri = "http://www.w3.org/2000/01/rdf-schema#label"
+    extra.write_text(
+        f'<{ex(name).value}> <{label_iri}> "{label}" .\n'
+        f"<{ex(name).value}> <{ex(relation).value}> <{ex(target).value}> .\n",
+        encoding="utf-8",
+    )
+    store.load([films_path(), extra])
+    return store
+
+
 def test_mining_keeps_the_path_that_reaches_the_answers(store: LocalStore) -> None:
     best = mine(store, [ex("Titanic")], [ex("Avatar")])
     assert [from_key(m.key) for m in best] == [SAME_DIRECTOR]
@@ -208,15 +222,7 @@ def test_zero_shot_choose_lets_the_model_reorder_the_plans(store: LocalStore) ->
 def test_a_learned_plan_may_take_a_spans_second_entity(tmp_path: Path) -> None:
     """ "nolan" names a film exactly and Christopher Nolan by a short form: the learned
     path (films directed by NE) exists only from the person, so the person is planned."""
-    store = LocalStore(tmp_path / "films", profile="generic")
-    extra = tmp_path / "extra.ttl"
-    extra.write_text(
-        '<http://example.org/film/NolanFilm> <http://www.w3.org/2000/01/rdf-schema#label> "Nolan" .\n'
-        "<http://example.org/film/NolanFilm> <http://example.org/film/starring> "
-        "<http://example.org/film/Winslet> .\n",
-        encoding="utf-8",
-    )
-    store.load([films_path(), extra])
+    store = films_with(tmp_path, "NolanFilm", "Nolan", "starring", "Winslet")
     memory = PathMemory.new(store, "hash")
     lesson = Lesson(
         "films/dev/9",
@@ -351,15 +357,7 @@ def test_a_span_the_learned_questions_keep_is_their_wording_not_the_topic(
     """ "director" names an entity too, and its path is as well voted as Titanic's, but
     every learned question says "director" around its masked topic: Titanic is planned
     first, and the wording span's plan only follows."""
-    store = LocalStore(tmp_path / "films", profile="generic")
-    extra = tmp_path / "extra.ttl"
-    extra.write_text(
-        '<http://example.org/film/Director> <http://www.w3.org/2000/01/rdf-schema#label> "Director" .\n'
-        "<http://example.org/film/Director> <http://example.org/film/directedBy> "
-        "<http://example.org/film/Mendes> .\n",
-        encoding="utf-8",
-    )
-    store.load([films_path(), extra])
+    store = films_with(tmp_path, "Director", "Director", "directedBy", "Mendes")
     taught = [
         Lesson(f"films/dev/{i}", f"Who was the director of {film}?", (ex(film),), (ex(who),))
         for i, (film, who) in enumerate([("Inception", "Nolan"), ("Avatar", "Cameron")] * 2)

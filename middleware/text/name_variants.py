@@ -24,7 +24,8 @@ The rules, each from the label's own text:
 - an acronym of the significant words, numerals kept whole: "United Kingdom" → "uk",
   "World War II" → "wwii", "United States of America" → "usa" and "us"
 - a demonym or adjective of a one-word name (matched at lookup by stripping an English
-  suffix): "jamaican", "brazilians", "japanese", "turkish" → "Jamaica", "Brazil", ...
+  suffix): "jamaican", "brazilians", "japanese", "turkish" → "Jamaica", "Brazil", ...;
+  of a name of two or three words, its last word's: "south australian", "north koreans"
 
 These are guesses, so they rank below exact and folded matches (``TIERS['variant']``),
 and several entities may share a variant: the linker ranks them by degree.
@@ -123,6 +124,9 @@ class NameVariants:
             if len(words) == 1 and words[0].isalpha():
                 for stem in stems(words[0]):
                     self._stems[stem].append(text)
+            elif _place_like(text, words):  # "South Australia" → south australian
+                for stem in stems(words[-1]):
+                    self._stems[" ".join([*words[:-1], stem])].append(text)
             for key in self.variants(text, words):
                 if key != " ".join(words):
                     self._keys[key].append(text)
@@ -175,14 +179,22 @@ class NameVariants:
         if key in UNNAMING:
             return []
         found = list(self._keys.get(key, ()))
-        if " " not in key and key.isalpha():
-            for stem, suffix in mention_stems(key):
-                for text in self._stems.get(stem, ()):
-                    # a plural is not a demonym: "films" is not "film", "serbs" is "serbia"
-                    if suffix in PLURAL and fold(text) == stem:
+        *before, last = key.split(" ")
+        if last.isalpha() and all(w.isalpha() for w in before):
+            for stem, suffix in mention_stems(last):
+                for text in self._stems.get(" ".join([*before, stem]), ()):
+                    # a plural is not a demonym: "films" is not "film", "serbs" is
+                    # "serbia"; a place of several words takes a demonym's ending only
+                    if suffix in PLURAL and (before or fold(text) == stem):
                         continue
                     found.append(text)
         return list(dict.fromkeys(t for t in found if fold(t) != key))
+
+
+def _place_like(text: str, words: list[str]) -> bool:
+    """A name of a few whole words in title case, whose last word may take a demonym
+    ending ("South Australia", "North Korea")."""
+    return 2 <= len(words) <= 3 and all(w.isalpha() for w in words) and _title_case(text)
 
 
 def _whole(words: list[str]) -> bool:

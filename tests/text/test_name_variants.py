@@ -38,6 +38,9 @@ LABELS = [
     "Turkey",
     "Serbia",
     "Italy",
+    "South Australia",
+    "North Korea",
+    "Little Women",
     "Pablo Picasso-GB",
     "Year of the Dog",
     "Big Dog",
@@ -80,6 +83,8 @@ def table() -> NameVariants:
         ("turkish", "Turkey"),
         ("serbs", "Serbia"),
         ("italians", "Italy"),
+        ("south australian", "South Australia"),  # a demonym of a place's last word
+        ("north koreans", "North Korea"),
     ],
 )
 def test_a_variant_stands_for_its_label(table: NameVariants, key: str, label: str) -> None:
@@ -98,6 +103,8 @@ def test_a_variant_stands_for_its_label(table: NameVariants, key: str, label: st
         "william shakespeare",  # a label's own form is a match, not a variant
         "year of the",  # no name ends in a linking word
         "films",  # a plural is not a demonym
+        "little womens",
+        "north korea",  # the label itself
     ],
 )
 def test_words_that_stand_for_no_label(table: NameVariants, key: str) -> None:

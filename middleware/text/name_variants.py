@@ -194,7 +194,12 @@ class NameVariants:
 def _place_like(text: str, words: list[str]) -> bool:
     """A name of a few whole words in title case, whose last word may take a demonym
     ending ("South Australia", "North Korea")."""
-    return 2 <= len(words) <= 3 and all(w.isalpha() for w in words) and _title_case(text)
+    return (
+        2 <= len(words) <= 3
+        and words[0] not in UNNAMING  # "In America" is a film's title
+        and all(w.isalpha() for w in words)
+        and _title_case(text)
+    )
 
 
 def _whole(words: list[str]) -> bool:

@@ -41,6 +41,7 @@ LABELS = [
     "South Australia",
     "North Korea",
     "Little Women",
+    "In America",
     "Pablo Picasso-GB",
     "Year of the Dog",
     "Big Dog",
@@ -104,6 +105,7 @@ def test_a_variant_stands_for_its_label(table: NameVariants, key: str, label: st
         "year of the",  # no name ends in a linking word
         "films",  # a plural is not a demonym
         "little womens",
+        "in american",  # a title that starts with a linking word is no place
         "north korea",  # the label itself
     ],
 )

@@ -238,8 +238,10 @@ class Planner:
             found += usable
         # a span the learned questions often contain is their wording ("what state is
         # NE in"): its paths come after those of the question's other spans
-        words = self.question_words()
-        common = {span: words.common(span) for span, _ in spans}
+        distinct = {span for span, _ in spans}
+        common = dict.fromkeys(distinct, False)
+        if len(distinct) > 1:
+            common = {span: self.question_words().common(span) for span in distinct}
         return sorted(found, key=lambda c: (common[c.span], -c.support, len(c.path), -len(c.span)))
 
     def _blend(self, candidates: list[Candidate], vector: Any) -> list[Candidate]:

@@ -15,7 +15,6 @@ question. When a question links two spans, "what state does NE belong to" shows 
 
 from __future__ import annotations
 
-import re
 from collections import defaultdict
 from collections.abc import Iterable
 
@@ -27,8 +26,7 @@ from middleware.text.folding import fold
 # questions, is not).
 COMMON_SHARE = 0.005
 COMMON_MIN = 3
-_WORD = re.compile(r"\w+")
-MASKED = "<masked>"  # no word of a span reads so
+MASKED = "<masked>"  # no folded word reads so
 
 
 def words_of(text: str) -> tuple[str, ...]:
@@ -37,7 +35,7 @@ def words_of(text: str) -> tuple[str, ...]:
     >>> words_of("What's  the Beatles' best album?")
     ('whats', 'the', 'beatles', 'best', 'album')
     """
-    return tuple(_WORD.findall(fold(text)))
+    return tuple(fold(text).split())
 
 
 class QuestionWords:
@@ -62,11 +60,14 @@ class QuestionWords:
             return 0.0
         if words not in self._shares:
             rarest = min((self._postings.get(w, []) for w in words), key=len)
-            found = sum(_contains(self._questions[i], words) for i in rarest)
+            found = len(rarest)  # a word's postings hold each question once
+            if len(words) > 1:
+                found = sum(_contains(self._questions[i], words) for i in rarest)
             self._shares[words] = found / len(self._questions)
         return self._shares[words]
 
     def common(self, span: str) -> bool:
+        """Whether ``span`` is common enough in the learned questions to be wording."""
         share = self.share(span)
         return share >= COMMON_SHARE and share * len(self._questions) >= COMMON_MIN
 

@@ -90,7 +90,12 @@ def test_a_crash_costs_only_its_own_request(
     ("setting", "values"),
     [
         ("sparql_executor_memory", {"timeout": 120.0, "sparql_executor_memory": 1024}),
-        ("sparql_executors_memory_total", {"timeout": 60.0, "sparql_executors_memory_total": 500}),
+        # each executor's own cap far above the shared one, so that a busy machine that
+        # runs the watch late still meets the shared cap first
+        (
+            "sparql_executors_memory_total",
+            {"timeout": 60.0, "sparql_executors_memory_total": 500, "sparql_executor_memory": 4096},
+        ),
     ],
     ids=["one executor's cap", "the executors' shared cap"],
 )

@@ -309,8 +309,9 @@ class ServerSettings:
     )
     sparql_service_allowlist: str | None = setting(
         None,
-        "Comma-separated endpoint IRIs a caller's query (/sparql, `kgmw query`) may call "
-        "with SERVICE; unset refuses every SERVICE clause.",
+        "Comma-separated endpoint URLs a caller's query (/sparql, `kgmw query`, kg_sparql, "
+        "MCP sparql) may call with SERVICE; unset refuses every SERVICE clause. On a local "
+        "store the executors can connect only to these hosts and ports (http: these paths).",
     )
     sparql_max_query_chars: int = setting(
         100_000, "Longest caller SPARQL query, in characters (413 past it).", minimum=10
@@ -331,29 +332,30 @@ class ServerSettings:
     )
     sparql_executors: int = setting(
         2,
-        "Executor processes that run /sparql queries on an on-disk store, one query at a "
-        "time each: a crash, runaway memory or timeout ends only its executor. 0 runs "
-        "queries in the service process (no isolation).",
+        "Executor processes that run caller SPARQL on a local store (on disk or in memory), "
+        "one query at a time each, without network access: a crash, runaway memory or "
+        "timeout ends only its executor. 0 refuses caller SPARQL on local stores.",
         minimum=0,
         maximum=64,
     )
     sparql_executor_memory: int = setting(
         1536,
-        "Address space of one /sparql executor in MB (an idle one holds about 650 MB of "
+        "Address space of one query executor in MB (an idle one holds about 650 MB of "
         "it, most of it reserved, not resident); a query that needs more gets a 400.",
         minimum=512,
     )
     sparql_executors_memory_total: int = setting(
         1024,
-        "Resident memory of all /sparql executors together, in MB: past it the query "
+        "Resident memory of all query executors of a source together, in MB: past it the query "
         "using most is stopped (400). 0: no shared cap.",
         minimum=0,
     )
     sparql_penalty: float = setting(
         60.0,
         "Seconds a caller (API key, else address) gets 429 on /sparql after one of its "
-        "queries had to be stopped (timeout, memory, crash, too many long queries); an "
-        "address is also refused at the connection (server_refuse_at_connection).",
+        "queries had to be stopped (timeout, memory, crash); a query stopped for the "
+        "service's own capacity does not count. An address is also refused at the "
+        "connection (server_refuse_at_connection).",
         minimum=0.0,
     )
     sparql_base_iri: str | None = setting(

@@ -7,6 +7,7 @@ from middleware.errors import BadRequest
 from middleware.kg.backends.endpoint import SparqlEndpoint
 from middleware.kg.backends.endpoint_auth import EndpointAuth
 from middleware.kg.backends.local import LocalStore
+from middleware.kg.executors.limits import ExecutorLimits
 from middleware.kg.load_guard import LoadCaps
 from middleware.kg.operations import GraphOperations
 from middleware.kg.sample import sample_store
@@ -43,10 +44,14 @@ def open_graph(settings: Settings, *, read_only: bool = True) -> GraphOperations
             progress=settings.progress,
             wait=settings.store_lock_wait,
             caps=LoadCaps.from_settings(settings),
+            executors=ExecutorLimits.from_settings(settings),
         )
     else:
         graph = sample_store(
-            cache_dir=settings.cache_dir, progress=settings.progress, timeout=settings.timeout
+            cache_dir=settings.cache_dir,
+            progress=settings.progress,
+            timeout=settings.timeout,
+            executors=ExecutorLimits.from_settings(settings),
         )
     graph.neighbors_limit = settings.neighbors_limit
     graph.paths_limit = settings.paths_limit

@@ -13,6 +13,7 @@ import re
 import threading
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
 
 from pyoxigraph import Literal, NamedNode
 
@@ -27,12 +28,22 @@ from middleware.kg.base import (
     QueryResult,
     Triple,
 )
+from middleware.kg.described import entity_of
 from middleware.kg.lookups import NOTHING, LabelLookups
 from middleware.kg.profiles import Profile
-from middleware.kg.sparql_guard import QueryDataset, QueryPolicy, guard_query, with_base
+from middleware.kg.sparql_guard import (
+    QueryDataset,
+    QueryPolicy,
+    guard_query,
+    refuse_service_words,
+    with_base,
+)
 from middleware.kg.terms import Node, Term, to_iri
 from middleware.kg.walks import RelationWalks
 from middleware.support.tracing import span
+
+if TYPE_CHECKING:
+    from middleware.kg.executors.caller_queries import CallerQueries
 
 LABEL_BATCH = 200
 
@@ -59,6 +70,9 @@ class GraphOperations(LabelLookups, RelationWalks, ABC):
         self.query_count = 0  # every query this object ran, in any thread
         self._per_thread = threading.local()
         self._count_lock = threading.Lock()
+
+    # where caller SPARQL runs when this process would run it: executors (a local store)
+    caller_queries: CallerQueries | None = None
 
     @property
     def version(self) -> int:
@@ -98,11 +112,12 @@ class GraphOperations(LabelLookups, RelationWalks, ABC):
         only, within limits, no SERVICE off its allowlist), then the checked canonical
         text runs, never the caller's own. ``dataset`` and ``base_iri`` are what the
         SPARQL Protocol lets a request name besides the query."""
+        policy = policy or QueryPolicy()
         guarded = guard_query(with_base(sparql, base_iri), policy)
         if dataset:
             dataset.check()
         try:
-            return self._run(guarded.text, timeout, max_rows, dataset or None)
+            return self._run(guarded.text, timeout, max_rows, dataset or None, caller=policy)
         except QueryRejected as err:
             raise BadRequest(f"not a valid SPARQL query: {err.message}", hint=err.hint) from err
 
@@ -114,17 +129,39 @@ class GraphOperations(LabelLookups, RelationWalks, ABC):
         dataset: QueryDataset | None = None,
         *,
         kind: str = "query",
+        caller: QueryPolicy | None = None,
     ) -> QueryResult:
         """Run ``sparql`` (checked already), counted and traced; ``kind`` names it in the
-        trace: ``query`` for a caller's own text, else the template's name."""
+        trace: ``query`` for a caller's own text, else the template's name. A caller's
+        text (``caller``: the policy it was checked under) runs through
+        ``_execute_caller``."""
         with self._count_lock:
             self.query_count += 1
         self._per_thread.count = self.thread_query_count + 1
         timeout = self.default_timeout if timeout is None else timeout
         with span("kgmw.sparql", source=self.name, kind=kind) as traced:
-            result = self._execute(sparql, timeout, max_rows, dataset)
+            if caller is None:
+                result = self._execute(sparql, timeout, max_rows, dataset)
+            else:
+                result = self._execute_caller(sparql, timeout, max_rows, dataset, caller)
             traced.set(result=result.kind, rows=len(result.rows) + len(result.triples))
         return result
+
+    def _execute_caller(
+        self,
+        sparql: str,
+        timeout: float,
+        max_rows: int | None,
+        dataset: QueryDataset | None,
+        policy: QueryPolicy,
+    ) -> QueryResult:
+        """Run a caller's checked text. Here the engine is elsewhere (an endpoint) and
+        makes any SERVICE call itself, so without an allowlist the word ``service``
+        outside IRIs and strings is refused outright; a backend that runs queries
+        itself overrides this with a stronger guarantee."""
+        if not policy.services:
+            refuse_service_words(sparql, why="the remote engine would make the call")
+        return self._execute(sparql, timeout, max_rows, dataset)
 
     def _select(self, template: str, **bindings: object) -> list[dict[str, Term]]:
         result = self._run(self.templates.render(template, **bindings), kind=template)
@@ -332,28 +369,7 @@ class GraphOperations(LabelLookups, RelationWalks, ABC):
                 f"{node.value} is not in graph {self.name!r}",
                 hint="check the IRI, or link a label with `kgmw link`",
             )
-        labels: list[Literal] = []
-        aliases: list[str] = []
-        descriptions: list[Literal] = []
-        for row in rows:
-            kind, value = row.get("kind"), row.get("value")
-            if not isinstance(value, Literal) or kind is None:
-                continue
-            if kind.value == "label":
-                labels.append(value)
-            elif kind.value == "alias":
-                aliases.append(value.value)
-            elif kind.value == "description":
-                descriptions.append(value)
-        pick = sorted(labels, key=lambda lit: (self._language_rank(lit), lit.value))
-        desc = sorted(descriptions, key=lambda lit: (self._language_rank(lit), lit.value))
-        return Entity(
-            node,
-            pick[0].value if pick else None,
-            self.name,
-            aliases=tuple(dict.fromkeys(aliases)),
-            description=desc[0].value if desc else None,
-        )
+        return entity_of(node, rows, self.name, self._language_rank)
 
     def close(self) -> None:
         """Release resources; the default holds none."""

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from middleware.kg.backends.generations import CURRENT
 from middleware.kg.backends.local import LocalStore
+from middleware.kg.executors.limits import ExecutorLimits
 from middleware.support.cache_dir import cache_root
 from middleware.support.locks import file_lock
 from middleware.support.resources import data_file
@@ -23,7 +24,11 @@ def sample_store_dir(cache_dir: str | None = None) -> Path:
 
 
 def sample_store(
-    *, cache_dir: str | None = None, progress: bool = False, timeout: float = 30.0
+    *,
+    cache_dir: str | None = None,
+    progress: bool = False,
+    timeout: float = 30.0,
+    executors: ExecutorLimits | None = None,
 ) -> LocalStore:
     """Open the sample store read-only, loading it first if this machine lacks it."""
     folder = sample_store_dir(cache_dir)
@@ -39,5 +44,10 @@ def sample_store(
                 del writer
                 (folder / ".complete").touch()
     return LocalStore(
-        folder, profile=SAMPLE_PROFILE, name=SAMPLE_NAME, read_only=True, timeout=timeout
+        folder,
+        profile=SAMPLE_PROFILE,
+        name=SAMPLE_NAME,
+        read_only=True,
+        timeout=timeout,
+        executors=executors,
     )

@@ -244,12 +244,26 @@ def _services(
                 f"the prefixed name {token.text!r} reads as the SERVICE keyword here",
                 hint="rename the prefix 'service:'",
             )
+        if token.kind in ("word", "pname") and _glued(token.text, "service"):
+            raise BadRequest(
+                f"{token.text[:60]!r} reads as the SERVICE keyword glued to other text",
+                hint="put a space after SERVICE, or rename the prefix or word",
+            )
         if token.kind != "word" or token.text.casefold() != "service":
             continue
         j = i + 1
         if j < len(tokens) and tokens[j].text.upper() == "SILENT":
             j += 1
         target = tokens[j] if j < len(tokens) else None
+        if (
+            target is not None
+            and target.kind in ("word", "pname")
+            and _glued(target.text, "silent")
+        ):
+            raise BadRequest(
+                f"SERVICE {target.text[:60]!r} may read as SILENT glued to a name",
+                hint="put a space after SILENT, or rename the prefix",
+            )
         if target is not None and target.kind == "iri":
             found.append(_resolve(target.text[1:-1], base))
         elif target is not None and target.kind == "pname":
@@ -260,6 +274,41 @@ def _services(
         else:
             found.append(None)
     return tuple(found)
+
+
+def _glued(text: str, keyword: str) -> bool:
+    """Whether ``text`` starts with ``keyword`` but is more than that keyword: the
+    engine matches a keyword without a word boundary after it (``SERVICESILENT``,
+    ``SERVICEex:c``, ``SILENTx:``)."""
+    folded = text.casefold()
+    return folded.startswith(keyword) and folded != keyword
+
+
+def refuse_service_words(text: str, *, why: str = "") -> None:
+    """Refuse ``text`` (a canonical query text: its comments dropped, its strings
+    rewritten) when ``service`` appears in it, in any case, anywhere but inside an IRI
+    or a string: for engines that make the SERVICE call themselves (a remote endpoint)
+    or executors that could not be cut off the network. Variables named ``?service``
+    are refused too: no reading of the text decides, only the letters.
+
+    >>> refuse_service_words('SELECT * { ?s <http://e/service> "customer service" }')
+    >>> refuse_service_words("SELECT * { SERVICESILENT<http://e/> { ?s ?p ?o } }")
+    Traceback (most recent call last):
+    ...
+    middleware.errors.BadRequest: SERVICE is not allowed on this source: the query has 'SERVICESILENT<http://e/>' outside IRIs and strings (federated queries are off here)
+    """
+    for token in iter_tokens(text):
+        if token.kind in ("iri", "string"):
+            continue
+        if "service" in token.text.casefold():
+            place = text.find(token.text)
+            shown = text[place : place + 40].split("{")[0].strip() or token.text[:40]
+            reason = f"; {why}" if why else ""
+            raise BadRequest(
+                f"SERVICE is not allowed on this source: the query has {shown!r} outside "
+                f"IRIs and strings",
+                hint=f"federated queries are off here{reason}",
+            )
 
 
 def _resolve(iri: str, base: str | None) -> str:

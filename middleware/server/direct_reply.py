@@ -4,7 +4,7 @@ Handing the result back to the service and writing it from there costs a process
 wake-up, a copy and the response's assembly: about a tenth of a millisecond, as
 much as the 1-hop query itself. When ``plain_get`` serves a request it offers the
 connection (``DirectReply`` in the environ); the query pool passes the socket to the
-executor with the query and the head of a 200 response, and the executor sends the
+executor (``kg/executors/delivery.py``) with the query and the head of a 200 response, and the executor sends the
 whole response with one non-blocking write once the query has run. What that write
 could not send (a full socket buffer, a large body) comes back to the service, which
 sends it: the service alone ever blocks on a client. Errors are not written by the
@@ -14,13 +14,10 @@ executor: they come back and are rendered as on every other path.
 >>> head = reply.head("application/sparql-results+json", [("X-Kgmw-Source", "sample")])
 >>> head.split(b"\\r\\n")[0], head.endswith(b"X-Kgmw-Source: sample\\r\\n")
 (b'HTTP/1.1 200 OK', True)
->>> response(b"HTTP/1.1 200 OK\\r\\n", b"{}", b"").split(b"\\r\\n")
-[b'HTTP/1.1 200 OK', b'Content-Length: 2', b'Connection: close', b'', b'{}']
 """
 
 from __future__ import annotations
 
-import socket
 from dataclasses import dataclass, field
 from email.utils import formatdate
 
@@ -49,33 +46,3 @@ class DirectReply:
             *(f"{name}: {value}" for name, value in self.headers),
         ]
         return ("\r\n".join(lines) + "\r\n").encode("latin-1")
-
-
-@dataclass(frozen=True)
-class Delivery:
-    """A caller's connection the executor answers on: the response's head (status
-    line and headers before the length) and the header line marking a cut result."""
-
-    sock: socket.socket
-    head: bytes
-    cut: bytes
-
-
-def response(head: bytes, body: bytes, extra: bytes) -> bytes:
-    """The whole response: ``head``, ``extra`` header lines, the length, the body."""
-    return b"%sContent-Length: %d\r\n%sConnection: close\r\n\r\n%s" % (
-        head,
-        len(body),
-        extra,
-        body,
-    )
-
-
-def send_once(sock: socket.socket, data: bytes) -> bytes:
-    """Send what ``sock`` takes without waiting; the bytes it did not take (all of them
-    when the client has gone: the service meets the error when it sends them)."""
-    try:
-        sent = sock.send(data, socket.MSG_DONTWAIT | socket.MSG_NOSIGNAL)
-    except OSError:  # BlockingIOError included: nothing went
-        return data
-    return data[sent:]

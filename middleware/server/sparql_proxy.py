@@ -32,11 +32,14 @@ from middleware.errors import (
     ReadOnlyViolation,
     UnsupportedMediaType,
 )
+from middleware.kg.executors.delivery import Delivery, Written
+from middleware.kg.executors.pool import Sent
 from middleware.kg.open import query_policy
 from middleware.kg.sparql_guard import QueryDataset, guard_query, with_base
 from middleware.serialize.sparql_results import ALIASES, formats_for, write_result
+from middleware.serialize.written_results import write_query
 from middleware.server.context import grant, metrics, state
-from middleware.server.direct_reply import Delivery, DirectReply
+from middleware.server.direct_reply import DirectReply
 from middleware.server.guard import permit
 from middleware.server.metrics import Metrics
 from middleware.server.state import ServiceState
@@ -116,23 +119,25 @@ def answer(
         if direct is not None and client is not None:
             head = direct.head(f"{formats_for(kind)[fmt]}; charset=utf-8", headers)
             delivery = Delivery(client, head, f"{cut[0]}: {cut[1]}\r\n".encode())
+        timeout = settings.timeout
         with span("kgmw.sparql", source=graph.name, kind="query", executor=True):
             ran = pool.run(
+                write_query,
                 guarded.text,
-                fmt=fmt,
-                timeout=settings.timeout,
-                max_rows=settings.sparql_max_rows,
-                dataset=dataset or None,
+                (fmt, timeout, settings.sparql_max_rows, dataset or None),
+                timeout=timeout,
                 client=caller,
                 caller=client,
                 delivery=delivery,
+                penalties=app_state.penalties,
             )
-        if ran.written and direct is not None:
+        if isinstance(ran, Sent) and direct is not None:
             counts.count_proxy_query(graph.name)
             direct.written, direct.size = True, ran.size
             if ran.truncated:
                 direct.headers.append(cut)
-            return SparqlReply(ran.body, direct.headers[0][1], (), written=True)
+            return SparqlReply(ran.unsent, direct.headers[0][1], (), written=True)
+        assert isinstance(ran, Written)
         body, kind, truncated = ran.body, ran.kind, ran.truncated
     else:
         result = graph.query(

@@ -13,8 +13,9 @@ from typing import Any
 
 from middleware.config import Settings
 from middleware.errors import BadRequest, ConfigError, NotFound
-from middleware.kg.backends.local import LocalStore
 from middleware.kg.base import KnowledgeGraph
+from middleware.kg.executors.limits import ExecutorLimits
+from middleware.kg.executors.pool import QueryPool
 from middleware.kg.open import open_graph
 from middleware.kg.operations import GraphOperations
 from middleware.llm.base import LLM
@@ -25,7 +26,6 @@ from middleware.methods.registry import METHODS, build_method
 from middleware.server.address_gate import AddressGate
 from middleware.server.answer_store import AnswerStore, store_path
 from middleware.server.guard import PenaltyBox
-from middleware.server.query_pool import QueryPool
 from middleware.support.urls import without_credentials
 from middleware.text.linking import EntityLinker
 
@@ -52,7 +52,7 @@ class ServiceState:
         self._given = dict(graphs or {})
         self._graphs: dict[str, GraphOperations] = dict(self._given)
         self._methods: dict[tuple[str, str], Method] = {}
-        self._pools: dict[str, QueryPool | None] = {}
+        self._configured: set[str] = set()  # sources whose executors follow their settings
         self.gate = gate or AddressGate()  # addresses the server refuses at the connection
         self.penalties = PenaltyBox(settings.sparql_penalty, gate=self.gate)  # /sparql callers
         self._answers: AnswerStore | None = None
@@ -91,25 +91,18 @@ class ServiceState:
             return self._graphs[key]
 
     def query_pool(self, name: str | None = None) -> QueryPool | None:
-        """The executor processes for caller queries on source ``name``: None when it is
-        not an on-disk store or ``sparql_executors`` is 0 (queries then run here)."""
+        """The executor processes for caller queries on source ``name``, under the
+        source's settings: None when the source is not a local store (an endpoint's
+        own engine runs them)."""
         key = name or self.default_source
-        graph = self.graph(key)
+        caller_queries = self.graph(key).caller_queries
+        if caller_queries is None:
+            return None
         with self._lock:
-            if key not in self._pools:
-                workers = self.source_settings(key).sparql_executors
-                pool = None
-                if isinstance(graph, LocalStore) and graph.path is not None and workers > 0:
-                    pool = QueryPool(
-                        graph.path,
-                        profile=graph.profile.name,
-                        workers=workers,
-                        memory_mb=self.source_settings(key).sparql_executor_memory,
-                        total_mb=self.source_settings(key).sparql_executors_memory_total,
-                        penalties=self.penalties,
-                    )
-                self._pools[key] = pool
-            return self._pools[key]
+            if key not in self._configured:
+                caller_queries.configure(ExecutorLimits.from_settings(self.source_settings(key)))
+                self._configured.add(key)
+        return caller_queries.pool()
 
     def describe_source(self, name: str) -> dict[str, Any]:
         """What ``/v1/sources`` tells about a source, without opening it or leaking secrets."""
@@ -205,9 +198,9 @@ class ServiceState:
         return Budget(max_calls=calls, max_tokens=self.settings.max_tokens)
 
     def close(self) -> None:
-        for pool in self._pools.values():
-            if pool is not None:
-                pool.close()
+        for graph in self._graphs.values():
+            if graph.caller_queries is not None:
+                graph.caller_queries.close()
         for graph in self._graphs.values():
             if graph not in self._given.values():
                 graph.close()

@@ -16,10 +16,12 @@ from flask import Flask
 
 from middleware.errors import BadRequest
 from middleware.kg.backends.local import LocalStore
+from middleware.kg.executors.delivery import Delivery, response, send_once
+from middleware.kg.executors.pool import QueryPool, Sent
 from middleware.server import create_app
 from middleware.server.context import STATE_KEY
-from middleware.server.direct_reply import Delivery, DirectReply, response, send_once
-from middleware.server.query_pool import PoolResult, QueryPool
+from middleware.server.direct_reply import DirectReply
+from tests.executor_helpers import pool_over, run_written
 from tests.server.conftest import LiveServer, settings
 
 HEAD = DirectReply("test").head("application/sparql-results+json", [("X-Kgmw-Source", "s")])
@@ -29,19 +31,17 @@ CUT = b"X-Kgmw-Truncated: cut\r\n"
 @pytest.fixture(scope="module")
 def pool(sample_graph: LocalStore) -> Iterator[QueryPool]:
     assert sample_graph.path is not None
-    running = QueryPool(sample_graph.path, profile=sample_graph.profile.name, workers=1)
+    running = pool_over(sample_graph.path, workers=1)
     yield running
     running.close()
 
 
-def deliver(pool: QueryPool, query: str, sock: socket.socket, *, max_rows: int) -> PoolResult:
+def deliver(pool: QueryPool, query: str, sock: socket.socket, *, max_rows: int) -> Any:
     """``query`` run with ``sock`` offered for the executor's answer."""
-    return pool.run(
-        query, fmt="json", timeout=10, max_rows=max_rows, delivery=Delivery(sock, HEAD, CUT)
-    )
+    return run_written(pool, query, max_rows=max_rows, delivery=Delivery(sock, HEAD, CUT))
 
 
-def settled(ran: list[PoolResult], count: int) -> None:
+def settled(ran: list[Any], count: int) -> None:
     deadline = time.monotonic() + 10
     while len(ran) < count and time.monotonic() < deadline:
         time.sleep(0.01)
@@ -66,7 +66,7 @@ def test_the_executor_sends_the_whole_response_on_the_callers_connection(
     ours, theirs = socket.socketpair()
     with ours, theirs:
         ran = deliver(pool, "SELECT ?o WHERE { ?s ?p ?o } LIMIT 2", theirs, max_rows=100)
-        assert ran.written and ran.body == b"" and not ran.truncated
+        assert isinstance(ran, Sent) and ran.unsent == b"" and not ran.truncated
         theirs.shutdown(socket.SHUT_WR)  # the service's close, after the executor's write
         lines, body = parse(read_all(ours))
     assert lines[0] == b"HTTP/1.1 200 OK"
@@ -81,7 +81,7 @@ def test_a_cut_result_carries_the_cut_header(pool: QueryPool) -> None:
         ran = deliver(pool, "SELECT ?o WHERE { ?s ?p ?o }", theirs, max_rows=3)
         theirs.shutdown(socket.SHUT_WR)
         lines, body = parse(read_all(ours))
-    assert ran.written and ran.truncated
+    assert isinstance(ran, Sent) and ran.truncated
     assert CUT.strip() in lines and len(json.loads(body)["results"]["bindings"]) == 3
 
 
@@ -92,11 +92,11 @@ def test_what_the_write_leaves_comes_back_to_the_service(pool: QueryPool) -> Non
     ours.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
     with ours, theirs:
         ran = deliver(pool, "SELECT ?s ?p ?o WHERE { ?s ?p ?o }", theirs, max_rows=10_000)
-        assert ran.written and ran.body  # left for the service
+        assert isinstance(ran, Sent) and ran.unsent  # left for the service
         sent = []
 
         def finish() -> None:
-            theirs.sendall(ran.body)
+            theirs.sendall(ran.unsent)
             theirs.shutdown(socket.SHUT_WR)
 
         writer = threading.Thread(target=finish)
@@ -116,8 +116,8 @@ def test_an_error_is_not_written_by_the_executor(pool: QueryPool) -> None:
         with pytest.raises(BlockingIOError):
             ours.recv(1)  # nothing was sent: the service renders the error
         # the executor took the connection with the job: the next job is unaffected
-        ran = pool.run("ASK {}", fmt="json", timeout=10, max_rows=10)
-        assert not ran.written and json.loads(ran.body)["boolean"] is True
+        ran = run_written(pool, "ASK {}")
+        assert not isinstance(ran, Sent) and json.loads(ran.body)["boolean"] is True
 
 
 def test_a_gone_client_leaves_everything_to_the_service() -> None:
@@ -141,10 +141,10 @@ def test_the_service_answers_plain_gets_through_the_executor(
     server = serve(create_app(settings(sparql_max_rows=3), graphs={"sample": sample_graph}))
     pool = server.app.config[STATE_KEY].query_pool()
     assert pool is not None
-    ran: list[PoolResult] = []
+    ran: list[Any] = []
     run = pool.run
 
-    def spy(*args: Any, **kwargs: Any) -> PoolResult:
+    def spy(*args: Any, **kwargs: Any) -> Any:
         ran.append(run(*args, **kwargs))
         return ran[-1]
 
@@ -152,7 +152,7 @@ def test_the_service_answers_plain_gets_through_the_executor(
     query = {"query": "SELECT ?o WHERE { ?s ?p ?o }"}
     got = httpx.get(f"{server.url}/sparql", params=query, timeout=60)
     settled(ran, 1)  # the client may have its answer before the service heard back
-    assert [r.written for r in ran] == [True]
+    assert [isinstance(r, Sent) for r in ran] == [True]
     assert got.status_code == 200
     assert got.headers["content-type"] == "application/sparql-results+json; charset=utf-8"
     assert got.headers["x-kgmw-truncated"] == "cut at 3 rows"
@@ -160,7 +160,7 @@ def test_the_service_answers_plain_gets_through_the_executor(
     assert len(got.json()["results"]["bindings"]) == 3
     posted = httpx.post(f"{server.url}/sparql", data=query, timeout=60)  # the Flask route
     settled(ran, 2)
-    assert posted.json() == got.json() and not ran[-1].written
+    assert posted.json() == got.json() and not isinstance(ran[-1], Sent)
     bad = httpx.get(f"{server.url}/sparql", params={"query": "SELECT ?o {"}, timeout=60)
     assert bad.status_code == 400 and "not a valid SPARQL query" in bad.json()["message"]
 
@@ -181,15 +181,13 @@ def test_a_caller_that_leaves_once_it_has_its_answer_is_booked_as_answered(
         reader = threading.Thread(target=read_and_leave)
         reader.start()
         with theirs:
-            ran = pool.run(
+            ran = run_written(
+                pool,
                 "ASK {}",
-                fmt="json",
-                timeout=10,
-                max_rows=10,
                 client="addr:10.1.1.1",
                 caller=theirs,
                 delivery=Delivery(theirs, HEAD, CUT),
             )
         reader.join()
-        assert ran.written
+        assert isinstance(ran, Sent)
     assert pool.record.tier("addr:10.1.1.1") == 0

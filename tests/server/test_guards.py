@@ -198,7 +198,9 @@ def test_cors_preflight_needs_no_key_and_any_origin_gets_a_wildcard(
 
 
 class _Broken(LocalStore):
-    def _execute(self, sparql: str, timeout: float, max_rows: int | None = None):  # type: ignore[no-untyped-def]
+    """Fails inside the service, before an executor is given the query."""
+
+    def content_version(self) -> tuple[int, int]:
         raise RuntimeError("secret internals /etc/passwd")
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import astuple
 
 import pyoxigraph as ox
 import pytest
@@ -10,7 +11,7 @@ import pytest
 from middleware.kg.backends.local import LocalStore
 from middleware.serialize.native_results import write_native
 from middleware.serialize.sparql_results import write_result
-from middleware.server.query_executor import run_job
+from middleware.serialize.written_results import write_query
 
 EX = "http://ex.org/"
 
@@ -28,14 +29,16 @@ def store() -> LocalStore:
 
 def test_a_small_select_is_the_same_result_as_row_by_row(store: LocalStore) -> None:
     query = "SELECT ?p ?o WHERE { ?s ?p ?o } ORDER BY ?o"
-    body, kind, truncated = run_job(store, query, "json", 5.0, 100, None)
+    body, kind, truncated = astuple(write_query(store, query, "json", 5.0, 100, None))
     expected = write_result(store._execute(query, 5.0, 100), "json")
     assert (kind, truncated) == ("select", False)
     assert json.loads(body) == json.loads(expected)
 
 
 def test_a_result_past_the_row_cap_is_cut_and_marked(store: LocalStore) -> None:
-    body, kind, truncated = run_job(store, "SELECT ?o { ?s ?p ?o }", "json", 5.0, 3, None)
+    body, kind, truncated = astuple(
+        write_query(store, "SELECT ?o { ?s ?p ?o }", "json", 5.0, 3, None)
+    )
     assert (kind, truncated) == ("select", True)
     assert len(json.loads(body)["results"]["bindings"]) == 3
 
@@ -57,7 +60,9 @@ def test_xml_rows_are_counted_even_with_tags_in_values(store: LocalStore) -> Non
 def test_a_result_past_the_byte_cap_is_left_to_the_row_path(store: LocalStore) -> None:
     result = store.engine_result("SELECT ?o { ?s ?p ?o }")
     assert write_native(result, "json", max_rows=None, byte_cap=64) is None
-    body, _, truncated = run_job(store, "SELECT ?o { ?s ?p ?o }", "json", 5.0, None, None)
+    body, _, truncated = astuple(
+        write_query(store, "SELECT ?o { ?s ?p ?o }", "json", 5.0, None, None)
+    )
     assert not truncated and len(json.loads(body)["results"]["bindings"]) == 7
 
 
@@ -74,7 +79,7 @@ def test_other_results_and_formats_take_the_row_path(
     store: LocalStore, query: str, fmt: str, kind: str
 ) -> None:
     assert write_native(store.engine_result(query), fmt, max_rows=10) is None
-    body, got_kind, _ = run_job(store, query, fmt, 5.0, 10, None)
+    body, got_kind, _ = astuple(write_query(store, query, fmt, 5.0, 10, None))
     assert got_kind == kind
     assert body == write_result(store._execute(query, 5.0, 10), fmt)
 
@@ -83,4 +88,4 @@ def test_a_syntax_error_is_a_bad_request(store: LocalStore) -> None:
     from middleware.errors import BadRequest
 
     with pytest.raises(BadRequest, match="not a valid SPARQL query"):
-        run_job(store, "SELECT ?o {", "json", 5.0, 10, None)
+        write_query(store, "SELECT ?o {", "json", 5.0, 10, None)

@@ -35,10 +35,10 @@ from middleware.errors import (
     BadRequest,
     ConfigError,
     EndpointError,
-    EndpointTimeout,
     LoadError,
     StoreBusy,
 )
+from middleware.kg.backends.engine_rows import read_result
 from middleware.kg.backends.generations import (
     CURRENT,
     current_name,
@@ -57,16 +57,14 @@ from middleware.kg.backends.store_folder import (
     read_meta,
 )
 from middleware.kg.base import Capabilities, LabelRow, QueryResult
+from middleware.kg.executors.caller_queries import CallerQueries
+from middleware.kg.executors.limits import ExecutorLimits
 from middleware.kg.load_guard import LoadCaps
 from middleware.kg.loading import LoadReport, QuadCounter, Source, detect_format, read_quads
 from middleware.kg.operations import GraphOperations
 from middleware.kg.profiles import Profile, load_profile
-from middleware.kg.sparql_guard import QueryDataset
-from middleware.kg.terms import Term
+from middleware.kg.sparql_guard import QueryDataset, QueryPolicy
 from middleware.support.locks import LockTimeout, file_lock
-
-BATCH = 50_000
-_TIME_CHECK_EVERY = 256
 
 
 class LocalStore(GraphOperations):
@@ -90,6 +88,7 @@ class LocalStore(GraphOperations):
         progress: bool = False,
         wait: float = 60.0,
         caps: LoadCaps | None = None,
+        executors: ExecutorLimits | None = None,
     ) -> None:
         self._held: int | None = None  # the reader's lock on its open generation
         self._refreshing = threading.Lock()
@@ -109,14 +108,20 @@ class LocalStore(GraphOperations):
         if store is not None and self.path is not None:
             raise BadRequest("give either a store directory or an open store, not both")
         self._store = store if store is not None else self._open()
+        self._wrapped = store is not None  # a user's store may change behind our back
         self._opened = self._current_name()  # the generation a reader has open
         self._version = 0
+        self.caller_queries: CallerQueries | None = CallerQueries(self, executors)
         super().__init__()
 
     @property
     def version(self) -> int:
         """Counts the loads through this object, so label indexes know to rebuild."""
         return self._version
+
+    def content_version(self) -> tuple[int, int]:
+        """Changes whenever the content may have (a wrapped store: also its size)."""
+        return self._version, len(self._store) if self._wrapped else 0
 
     # -- opening ----------------------------------------------------------------------
     def _current_name(self) -> str | None:
@@ -204,6 +209,20 @@ class LocalStore(GraphOperations):
         except OSError as err:  # a SERVICE call or the storage failed: not the caller's fault
             raise EndpointError(f"local store {self.name!r}: query failed: {err}") from err
 
+    def _execute_caller(
+        self,
+        sparql: str,
+        timeout: float,
+        max_rows: int | None,
+        dataset: QueryDataset | None,
+        policy: QueryPolicy,
+    ) -> QueryResult:
+        """A caller's text runs in an executor without network, never here."""
+        self.refresh()  # for this process's own templates
+        assert self.caller_queries is not None
+        self.caller_queries.allow(policy.services)
+        return self.caller_queries.run(sparql, timeout, max_rows, dataset)
+
     def engine_result(
         self, sparql: str, dataset: QueryDataset | None = None
     ) -> ox.QuerySolutions | ox.QueryBoolean | ox.QueryTriples:
@@ -233,29 +252,7 @@ class LocalStore(GraphOperations):
         """Results are computed lazily: errors surface while iterating, caught above."""
         deadline = time.monotonic() + timeout
         result = self._engine_query(sparql, dataset)
-        if isinstance(result, ox.QueryBoolean):
-            return QueryResult("ask", boolean=bool(result))
-        if isinstance(result, ox.QuerySolutions):
-            variables = [v.value for v in result.variables]
-            rows: list[dict[str, Term]] = []
-            for count, solution in enumerate(result):
-                if max_rows is not None and count >= max_rows:
-                    return QueryResult("select", variables=variables, rows=rows, truncated=True)
-                if count % _TIME_CHECK_EVERY == 0 and time.monotonic() > deadline:
-                    raise EndpointTimeout(
-                        f"local store {self.name!r}: query ran past its {timeout:g} s timeout",
-                        hint="narrow the query or raise --timeout",
-                    )
-                rows.append(
-                    {name: solution[name] for name in variables if solution[name] is not None}
-                )
-            return QueryResult("select", variables=variables, rows=rows)
-        triples: list[tuple[Term, Term, Term]] = []
-        for triple in result:
-            if max_rows is not None and len(triples) >= max_rows:
-                return QueryResult("graph", triples=triples, truncated=True)
-            triples.append((triple.subject, triple.predicate, triple.object))
-        return QueryResult("graph", triples=triples)
+        return read_result(result, deadline=deadline, max_rows=max_rows, source=self.name)
 
     # -- loading ----------------------------------------------------------------------
     def entity_iri(self, name: str) -> str:
@@ -275,7 +272,10 @@ class LocalStore(GraphOperations):
         return len(self._store)
 
     def close(self) -> None:
-        """Release the on-disk store (RocksDB closes when its last handle goes)."""
+        """Release the on-disk store (RocksDB closes when its last handle goes) and stop
+        the executors of caller queries."""
+        if self.caller_queries is not None:
+            self.caller_queries.close()
         self._store = ox.Store()
         release(self._held)
         self._held = None

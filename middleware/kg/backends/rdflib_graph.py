@@ -14,13 +14,33 @@ from typing import Any
 
 import rdflib
 from pyoxigraph import BlankNode, Literal, NamedNode
+from rdflib.plugins.sparql import prepareQuery
+from rdflib.plugins.sparql.parserutils import CompValue
+from rdflib.plugins.sparql.sparql import Query
 
 from middleware.errors import BadRequest, EndpointTimeout
 from middleware.kg.base import Capabilities, LabelRow, QueryResult, cap_result
 from middleware.kg.operations import GraphOperations
 from middleware.kg.profiles import Profile, load_profile
-from middleware.kg.sparql_guard import QueryDataset
+from middleware.kg.sparql_guard import QueryDataset, QueryPolicy
 from middleware.kg.terms import Term
+
+
+def services_in(node: object) -> list[str]:
+    """The endpoint of every SERVICE in rdflib's algebra ``node`` (a variable endpoint
+    as ``?name``), found without recursion."""
+    found: list[str] = []
+    stack = [node]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, CompValue):
+            if item.name == "ServiceGraphPattern":
+                term = item.get("term")
+                found.append(str(term) if isinstance(term, rdflib.URIRef) else f"?{term}")
+            stack.extend(item.values())
+        elif isinstance(item, list | tuple):
+            stack.extend(item)
+    return found
 
 
 def to_oxigraph(term: Any) -> Term:
@@ -75,9 +95,33 @@ class RdflibGraph(GraphOperations):
                 if isinstance(subject, rdflib.URIRef) and isinstance(value, rdflib.Literal):
                     yield LabelRow(NamedNode(str(subject)), str(value), is_alias, value.language)
 
-    def _execute(
+    def _execute_caller(
         self,
         sparql: str,
+        timeout: float,
+        max_rows: int | None,
+        dataset: QueryDataset | None,
+        policy: QueryPolicy,
+    ) -> QueryResult:
+        """rdflib makes SERVICE calls in this process: the query is parsed once, every
+        SERVICE in the parsed algebra (what rdflib will evaluate) must be allowed, and
+        that same parsed query runs."""
+        try:
+            parsed = prepareQuery(sparql)
+        except Exception as err:  # rdflib's parser raises many unrelated types
+            raise BadRequest(f"rdflib could not parse the query: {err}") from err
+        for endpoint in services_in(parsed.algebra):
+            if endpoint not in policy.services:
+                raise BadRequest(
+                    f"SERVICE <{endpoint}> is not allowed here",
+                    hint="federated queries may only call: "
+                    + (", ".join(policy.services) or "no endpoint (set sparql_service_allowlist)"),
+                )
+        return self._execute(parsed, timeout, max_rows, dataset)
+
+    def _execute(
+        self,
+        sparql: str | Query,
         timeout: float,
         max_rows: int | None = None,
         dataset: QueryDataset | None = None,

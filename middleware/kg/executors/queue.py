@@ -1,19 +1,24 @@
 """Who gets the next free query executor: callers with a record of quick queries first.
 
 When every executor is busy, requests wait. First come, first served would let a burst
-of new callers, each with one runaway query, hold up the regular ones for as long as it
-takes to stop each runaway in turn. Instead a caller whose last ``trusted_after``
-queries all finished quickly (tier 0) goes ahead of newcomers and of callers whose
-query ran long (tier 1); within a tier, the first to ask is served first. Tier 1 may
-hold at most ``newcomer_limit`` executors at once, so one stays for the regulars even
-when they are between two requests.
+of callers with runaway queries hold up everyone else for as long as it takes to stop
+each runaway in turn. Instead there are three tiers, served in order, and within a
+tier the first to ask is served first:
+
+- 0, regulars: the caller's last ``trusted_after`` queries all finished quickly;
+- 1, newcomers: nothing known about the caller;
+- 2, callers whose query ran long or was stopped in the last ``memory`` seconds.
+
+Tier 2 may hold at most ``limit`` executors at once, so runaways never hold them all:
+a new caller's short query finds one free behind any number of other callers'
+runaways.
 
 >>> record = TrackRecord(trusted_after=2)
 >>> record.quick("addr:10.0.0.1"); record.quick("addr:10.0.0.1")
 >>> record.tier("addr:10.0.0.1"), record.tier("addr:10.0.0.2")
 (0, 1)
 >>> record.slow("addr:10.0.0.1"); record.tier("addr:10.0.0.1")
-1
+2
 """
 
 from __future__ import annotations
@@ -31,36 +36,55 @@ _REMEMBERED = 10_000  # callers whose record is kept (the least recent are forgo
 
 
 class TrackRecord:
-    """Quick queries in a row per caller: tier 0 after ``trusted_after`` of them."""
+    """Quick queries in a row per caller (tier 0 after ``trusted_after`` of them), and
+    when each caller's last query ran long (tier 2 for ``memory`` seconds after)."""
 
-    def __init__(self, trusted_after: int = 1) -> None:
+    def __init__(
+        self,
+        trusted_after: int = 1,
+        memory: float = 60.0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.trusted_after = trusted_after
+        self.memory = memory
+        self._clock = clock
         self._quick: OrderedDict[str, int] = OrderedDict()
+        self._slow: OrderedDict[str, float] = OrderedDict()
         self._lock = threading.Lock()
 
     def tier(self, caller: str) -> int:
         with self._lock:
-            return 0 if self._quick.get(caller, 0) >= self.trusted_after else 1
+            if self._quick.get(caller, 0) >= self.trusted_after:
+                return 0
+            since = self._slow.get(caller)
+            return 2 if since is not None and self._clock() - since < self.memory else 1
 
     def quick(self, caller: str) -> None:
         with self._lock:
             self._quick[caller] = self._quick.pop(caller, 0) + 1
+            self._slow.pop(caller, None)
             if len(self._quick) > _REMEMBERED:
                 self._quick.popitem(last=False)
 
     def slow(self, caller: str) -> None:
-        """A query of ``caller`` ran long or was stopped: back to the newcomers' tier."""
+        """A query of ``caller`` ran long or was stopped: tier 2 for a while."""
         with self._lock:
             self._quick.pop(caller, None)
+            self._slow.pop(caller, None)
+            self._slow[caller] = self._clock()
+            if len(self._slow) > _REMEMBERED:
+                self._slow.popitem(last=False)
 
 
 class TieredQueue(Generic[Item]):
-    """Items handed to waiters by (tier, arrival): lower tiers first; waiters above tier 0
-    hold at most ``newcomer_limit`` items at once (each given back with ``done``)."""
+    """Items handed to waiters by (tier, arrival): lower tiers first; waiters of
+    ``limited_tier`` and above hold at most ``limit`` items at once (each given back
+    with ``done``)."""
 
-    def __init__(self, newcomer_limit: int | None = None) -> None:
-        self.newcomer_limit = newcomer_limit
-        self._newcomers_holding = 0
+    def __init__(self, limited_tier: int = 1, limit: int | None = None) -> None:
+        self.limited_tier = limited_tier
+        self.limit = limit
+        self._limited_holding = 0
         self._items: list[Item] = []
         self._waiting: list[tuple[int, int]] = []  # a heap of (tier, ticket)
         self._tickets = itertools.count()
@@ -86,8 +110,8 @@ class TieredQueue(Generic[Item]):
                     if left <= 0 or give_up():
                         return None
                     self._ready.wait(min(left, 0.5))
-                if tier > 0:
-                    self._newcomers_holding += 1
+                if tier >= self.limited_tier:
+                    self._limited_holding += 1
                 return self._items.pop()
             finally:
                 self._waiting.remove(ticket)
@@ -96,14 +120,14 @@ class TieredQueue(Generic[Item]):
 
     def done(self, tier: int) -> None:
         """A waiter of ``tier`` is through with the item it got (given back or not)."""
-        if tier > 0:
+        if tier >= self.limited_tier:
             with self._ready:
-                self._newcomers_holding -= 1
+                self._limited_holding -= 1
                 self._ready.notify_all()
 
     def _room(self, tier: int) -> bool:
-        limit = self.newcomer_limit
-        return tier == 0 or limit is None or self._newcomers_holding < limit
+        limit = self.limit
+        return tier < self.limited_tier or limit is None or self._limited_holding < limit
 
     def qsize(self) -> int:
         with self._ready:

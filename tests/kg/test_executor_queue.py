@@ -1,0 +1,77 @@
+"""The executor queue serves regulars, then newcomers, then callers whose queries ran long;
+the last hold at most a set number of executors."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+from middleware.kg.executors.queue import TieredQueue, TrackRecord
+
+
+def test_a_trusted_waiter_goes_ahead_of_newcomers_that_came_first() -> None:
+    free: TieredQueue[str] = TieredQueue()
+    served: list[str] = []
+
+    def wait(name: str, tier: int) -> None:
+        item = free.get(tier, timeout=10)
+        served.append(f"{name}:{item}")
+
+    newcomers = [threading.Thread(target=wait, args=(f"new{n}", 1)) for n in range(3)]
+    for thread in newcomers:
+        thread.start()
+        time.sleep(0.05)
+    regular = threading.Thread(target=wait, args=("regular", 0))
+    regular.start()
+    time.sleep(0.05)
+    for item in ("a", "b", "c", "d"):
+        free.put(item)
+        time.sleep(0.05)
+    for thread in [*newcomers, regular]:
+        thread.join(5)
+    assert [s.split(":")[0] for s in served] == ["regular", "new0", "new1", "new2"]
+
+
+def test_a_waiter_gives_up_after_its_timeout_or_when_told() -> None:
+    free: TieredQueue[str] = TieredQueue()
+    began = time.monotonic()
+    assert free.get(0, timeout=0.2) is None
+    assert 0.15 < time.monotonic() - began < 2
+    assert free.get(0, timeout=30, give_up=lambda: True) is None
+    free.put("x")
+    assert free.get(1, timeout=1) == "x" and free.qsize() == 0
+
+
+def test_a_slow_query_puts_its_caller_behind_the_newcomers_for_a_while() -> None:
+    now = [0.0]
+    record = TrackRecord(trusted_after=3, memory=60.0, clock=lambda: now[0])
+    for _ in range(3):
+        record.quick("key:1")
+    assert record.tier("key:1") == 0
+    record.slow("key:1")
+    assert record.tier("key:1") == 2 and record.tier("key:2") == 1
+    now[0] = 61.0  # forgotten after a while: a newcomer again
+    assert record.tier("key:1") == 1
+    record.slow("key:1")
+    record.quick("key:1")  # a quick query clears it at once
+    assert record.tier("key:1") == 1
+
+
+def test_callers_of_long_queries_leave_executors_for_everyone_else() -> None:
+    free: TieredQueue[str] = TieredQueue(limited_tier=2, limit=1)
+    free.put("a")
+    free.put("b")
+    assert free.get(2, timeout=1) is not None  # a caller of long queries takes one
+    assert free.get(2, timeout=0.2) is None  # a second waits, though one is free
+    assert free.get(1, timeout=1) is not None  # a newcomer takes it
+    free.put("a")
+    free.done(2)  # the first is through
+    assert free.get(2, timeout=1) == "a"
+
+
+def test_a_newcomer_is_not_held_back_by_other_newcomers() -> None:
+    free: TieredQueue[str] = TieredQueue(limited_tier=2, limit=1)
+    free.put("a")
+    free.put("b")
+    assert free.get(1, timeout=1) is not None
+    assert free.get(1, timeout=1) is not None  # newcomers are not limited

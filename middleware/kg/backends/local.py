@@ -65,7 +65,6 @@ from middleware.kg.sparql_guard import QueryDataset
 from middleware.kg.terms import Term
 from middleware.support.locks import LockTimeout, file_lock
 
-BATCH = 50_000
 _TIME_CHECK_EVERY = 256
 
 
@@ -378,6 +377,7 @@ class LocalStore(GraphOperations):
         live = self._generation()
         remove_stale(self.path, {live.name} if live else set())
         staging = new_generation_dir(self.path)
+        target: ox.Store | None = None
         try:
             if live is not None and not replace:  # the live generation as it is now
                 ox.Store.read_only(str(live)).backup(str(staging))
@@ -386,8 +386,9 @@ class LocalStore(GraphOperations):
                 counter = QuadCounter()
                 target.bulk_extend(counter.count(self._quads(sources, bar)))
             target.flush()
-            del target
+            target = None  # closed before the generation is reopened read-only
         except BaseException:  # also Ctrl-C: drop the half-written generation, re-raise
+            del target  # closed now, not when the error's traceback is freed
             shutil.rmtree(staging, ignore_errors=True)
             raise
         held = hold(staging)

@@ -73,6 +73,7 @@ GETATTR_ALLOWED = {
     ("loading", "line"),
     ("sqlite_file", "db"),
     ("operations", "count"),
+    ("xml_scan", "SetReparseDeferralEnabled"),  # Python 3.10.14+, 3.11.9+, 3.12.3+
 }
 _SPARQL = re.compile(r"\b(SELECT|ASK|CONSTRUCT|DESCRIBE)\b[^\n]*\{", re.IGNORECASE)
 

@@ -52,6 +52,13 @@ class SourceSettings:
         "Largest input, in MiB, of a format its parser reads whole (TriX, HexTuples).",
         minimum=1,
     )
+    load_max_xml_depth: int = setting(
+        256,
+        "Deepest nesting of XML elements in an RDF/XML or TriX input (real files need a "
+        "few levels; the RDF/XML parser slows down with the square of the depth).",
+        minimum=4,
+        maximum=100_000,
+    )
     timeout: float = setting(
         30.0,
         "Seconds one SPARQL query may take before it fails with EndpointTimeout.",

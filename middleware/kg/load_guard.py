@@ -4,10 +4,13 @@
   bytes read so far (once past ``RATIO_FLOOR``): real RDF compresses 5-30×, bombs 1000×.
 - Line-based formats may not hold a line longer than ``max_line`` bytes (a parser
   buffers a whole line or statement).
-- XML input may not declare entities (``<!ENTITY``): they expand without bound.
+- XML input (RDF/XML, TriX) is scanned whole with expat (:mod:`.xml_scan`): no DOCTYPE,
+  whose entities expand without bound, no nesting deeper than ``max_xml_depth``, and
+  well-formed throughout.
 - Formats read whole (TriX, HexT through rdflib) may not exceed ``max_whole`` bytes.
 
-The caps are settings (``load_max_ratio``, ``load_max_line_mib``, ``load_max_whole_mib``).
+The caps are settings (``load_max_ratio``, ``load_max_line_mib``, ``load_max_whole_mib``,
+``load_max_xml_depth``).
 
 Every refusal is a LoadError naming the file and the cap, raised after at most the
 bytes needed to see it; the load it interrupts leaves the store unchanged.
@@ -22,20 +25,22 @@ from pathlib import Path
 from typing import IO, Any, cast
 
 from middleware.errors import LoadError
+from middleware.kg.xml_scan import XmlScan
 
 RATIO_FLOOR = 16 << 20
-XML_PROLOG = 1 << 20  # entity declarations must come before the root element
 LINE_FORMATS = {"nt", "nq", "ttl", "trig", "n3", "delimited"}
 XML_FORMATS = {"rdfxml", "trix"}
 
 
 @dataclass(frozen=True)
 class LoadCaps:
-    """How far input may go: expansion ratio of ``.gz``, longest line, whole-file size."""
+    """How far input may go: expansion ratio of ``.gz``, longest line, whole-file size,
+    XML element depth."""
 
     max_ratio: int = 200
     max_line: int = 16 << 20
     max_whole: int = 256 << 20
+    max_xml_depth: int = 256
 
     @classmethod
     def from_settings(cls, settings: Any) -> LoadCaps:
@@ -43,6 +48,7 @@ class LoadCaps:
             settings.load_max_ratio,
             settings.load_max_line_mib << 20,
             settings.load_max_whole_mib << 20,
+            settings.load_max_xml_depth,
         )
 
 
@@ -64,11 +70,10 @@ class GuardedInput(io.RawIOBase):
         )
         self.lines = fmt in LINE_FORMATS
         self.whole = whole
-        self.xml = fmt in XML_FORMATS
+        self.scan = XmlScan(str(path), caps.max_xml_depth) if fmt in XML_FORMATS else None
         self.total = 0
         self.run = 0  # bytes since the last line break
         self.error: LoadError | None = None  # what stopped the read, for the caller
-        self.prolog = b""
 
     def readable(self) -> bool:
         return True
@@ -77,8 +82,14 @@ class GuardedInput(io.RawIOBase):
         if self.error is not None:
             raise self.error
         count = self.inner.readinto(buffer)  # type: ignore[attr-defined]
-        if count:
-            self._check(bytes(memoryview(buffer)[:count]))
+        try:
+            if count:
+                self._check(bytes(memoryview(buffer)[:count]))
+            elif self.scan is not None:
+                self.scan.close()  # the end: an unfinished document is refused
+        except LoadError as err:
+            self.error = err  # every later read raises it too
+            raise
         return int(count or 0)
 
     def close(self) -> None:
@@ -88,14 +99,8 @@ class GuardedInput(io.RawIOBase):
 
     def _check(self, chunk: bytes) -> None:
         self.total += len(chunk)
-        if self.xml and len(self.prolog) < XML_PROLOG:
-            self.prolog += chunk[: XML_PROLOG - len(self.prolog)]
-            if b"<!ENTITY" in self.prolog:
-                self._refuse(
-                    "declares XML entities (<!ENTITY); they are not loaded, since they "
-                    "can expand without bound",
-                    "remove the entity declarations from the DOCTYPE",
-                )
+        if self.scan is not None:
+            self.scan.feed(chunk)  # before the parser has these bytes
         caps = self.caps
         if (
             self.gzipped
@@ -125,8 +130,7 @@ class GuardedInput(io.RawIOBase):
                 )
 
     def _refuse(self, what: str, hint: str) -> None:
-        self.error = LoadError(str(self.path), None, what, hint=hint)
-        raise self.error
+        raise LoadError(str(self.path), None, what, hint=hint)
 
 
 def open_guarded(

@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import gzip
 import io
-import xml.parsers.expat
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, cast
+from typing import Any
 
 import pyoxigraph as ox
 from pyoxigraph import Literal, NamedNode, Quad
+from tqdm import tqdm
 
 from middleware.errors import BadRequest, LoadError
 from middleware.kg.backends.rdflib_graph import to_oxigraph
@@ -56,6 +56,13 @@ _EXTENSIONS = {
 }
 
 
+def load_bar(progress: bool) -> tqdm[Any]:
+    """The progress bar of a load (triples read), shown when ``progress``."""
+    return tqdm(
+        unit=" triples", unit_scale=True, disable=not progress, smoothing=0.1, mininterval=0.5
+    )
+
+
 def detect_format(path: Path, explicit: str | None = None) -> str:
     """The format name for ``path``: ``explicit`` if given, else from its extension.
 
@@ -77,16 +84,6 @@ def detect_format(path: Path, explicit: str | None = None) -> str:
         f"{path}: cannot tell the format from the file name",
         hint=f"pass --format (one of {', '.join(FORMATS)})",
     )
-
-
-def open_binary(path: Path) -> IO[bytes]:
-    """Open a file for reading, gunzipping ``.gz`` files."""
-    try:
-        if path.suffix.lower() == ".gz":
-            return cast(IO[bytes], gzip.open(path, "rb"))
-        return path.open("rb")
-    except OSError as err:
-        raise LoadError(str(path), None, f"cannot open: {err.strerror or err}") from err
 
 
 @dataclass(frozen=True)
@@ -126,23 +123,9 @@ def _reraise(source: Source, err: BaseException) -> None:
     if isinstance(err, LoadError):
         raise err
     if isinstance(err, SyntaxError):
-        line = err.lineno
         what = str(err.msg or err)
-        if line is None and source.format == "rdfxml":
-            line = _xml_error_line(source.path)
-        raise LoadError(str(source.path), line, f"{source.format}: {what}") from err
+        raise LoadError(str(source.path), err.lineno, f"{source.format}: {what}") from err
     raise LoadError(str(source.path), None, f"cannot read: {err}") from err
-
-
-def _xml_error_line(path: Path) -> int | None:
-    """Where an XML file stops being well-formed, for parsers that do not say."""
-    parser = xml.parsers.expat.ParserCreate()
-    with open_binary(path) as handle:
-        try:
-            parser.ParseFile(handle)
-        except xml.parsers.expat.ExpatError as err:
-            return int(err.lineno)
-    return None
 
 
 def _read_with_rdflib(source: Source) -> Iterator[Quad]:

@@ -60,7 +60,14 @@ from middleware.kg.base import Capabilities, LabelRow, QueryResult
 from middleware.kg.executors.caller_queries import CallerQueries
 from middleware.kg.executors.limits import ExecutorLimits
 from middleware.kg.load_guard import LoadCaps
-from middleware.kg.loading import LoadReport, QuadCounter, Source, detect_format, read_quads
+from middleware.kg.loading import (
+    LoadReport,
+    QuadCounter,
+    Source,
+    detect_format,
+    load_bar,
+    read_quads,
+)
 from middleware.kg.operations import GraphOperations
 from middleware.kg.profiles import Profile, load_profile
 from middleware.kg.sparql_guard import QueryDataset, QueryPolicy
@@ -345,18 +352,9 @@ class LocalStore(GraphOperations):
                     count = 0
             bar.update(count)
 
-    def _bar(self) -> tqdm[Any]:
-        return tqdm(
-            unit=" triples",
-            unit_scale=True,
-            disable=not self.progress,
-            smoothing=0.1,
-            mininterval=0.5,
-        )
-
     def _load_memory(self, sources: list[Source], replace: bool) -> int:
         # Parse everything first, so a bad line anywhere leaves the store untouched.
-        with self._bar() as bar:
+        with load_bar(self.progress) as bar:
             quads = list(self._quads(sources, bar))
         if replace:
             self._store.clear()
@@ -378,16 +376,18 @@ class LocalStore(GraphOperations):
         live = self._generation()
         remove_stale(self.path, {live.name} if live else set())
         staging = new_generation_dir(self.path)
+        target: ox.Store | None = None
         try:
             if live is not None and not replace:  # the live generation as it is now
                 ox.Store.read_only(str(live)).backup(str(staging))
             target = ox.Store(str(staging))
-            with self._bar() as bar:
+            with load_bar(self.progress) as bar:
                 counter = QuadCounter()
                 target.bulk_extend(counter.count(self._quads(sources, bar)))
             target.flush()
-            del target
+            target = None  # closed before the generation is reopened read-only
         except BaseException:  # also Ctrl-C: drop the half-written generation, re-raise
+            del target  # closed now, not when the error's traceback is freed
             shutil.rmtree(staging, ignore_errors=True)
             raise
         held = hold(staging)

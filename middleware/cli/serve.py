@@ -13,6 +13,7 @@ import click
 
 from middleware.cli.support import LLMArgs, llm_options, settings_for
 from middleware.config import Settings
+from middleware.kg.executors.probe import isolation_line
 from middleware.llm.factory import backend_name
 from middleware.server.address_gate import AddressGate
 from middleware.server.app import create_app
@@ -79,6 +80,8 @@ def _announce(settings: Settings) -> None:
         f"API keys: {keys}",
         err=True,
     )
+    isolated, line = isolation_line()
+    click.echo(f"kgmw: {line}" if isolated else f"kgmw: warning: {line}", err=True)
     if keys == "off" and not loopback(settings.server_host):
         click.echo(
             "kgmw: warning: listening beyond this machine without API keys; "

@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Mapping
 
@@ -18,13 +19,14 @@ from werkzeug.exceptions import RequestEntityTooLarge
 
 from middleware.config import Settings
 from middleware.errors import PayloadTooLarge
+from middleware.kg.executors.probe import isolation_line
 from middleware.kg.operations import GraphOperations
 from middleware.llm.base import LLM
 from middleware.server import answers, chat, sparql_proxy, status
 from middleware.server.address_gate import AddressGate
 from middleware.server.admission import Admission
 from middleware.server.context import METRICS_KEY, STATE_KEY
-from middleware.server.errors import register_error_handlers
+from middleware.server.errors import log, register_error_handlers
 from middleware.server.metrics import Metrics
 from middleware.server.sparql_fast import SparqlFastPath
 from middleware.server.state import ServiceState
@@ -53,6 +55,7 @@ def create_app(
     connection (one shared by gunicorn's workers; by default the app's own).
     """
     settings = settings or Settings.load()
+    _log_isolation()
     app = Flask("middleware.server", static_folder=None)  # static/ is served by status.py
     app.json.sort_keys = False  # type: ignore[attr-defined]
     app.json.ensure_ascii = False  # type: ignore[attr-defined]
@@ -67,6 +70,13 @@ def create_app(
         app, app.wsgi_app, admission, app.config[STATE_KEY], metrics
     )
     return app
+
+
+@functools.cache
+def _log_isolation() -> None:
+    """One line per process: how caller SPARQL is kept off the network here."""
+    isolated, line = isolation_line()
+    (log.info if isolated else log.warning)("kgmw: %s", line)
 
 
 def _check_body_size(max_body: int) -> None:

@@ -49,7 +49,7 @@ class ExecutorSpec:
 def serve(conn: Connection, handles: socket.socket, spec: ExecutorSpec) -> None:
     """An executor's life: isolate, open, say ready, then run jobs until the pipe closes.
     A job with ``direct`` set comes with the caller's connection on ``handles``."""
-    isolation = _isolate(spec.relays)
+    isolation, why = isolate_quietly(spec.relays)
     cap = spec.memory_mb << 20
     resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
     threading.Thread(target=die_with, args=(spec.service,), daemon=True).start()
@@ -60,7 +60,7 @@ def serve(conn: Connection, handles: socket.socket, spec: ExecutorSpec) -> None:
         conn.send(("failed", f"{type(err).__name__}: {err}"))
         return
     _quiet()
-    conn.send(("ready", isolation, _why))
+    conn.send(("ready", isolation, why))
     while True:
         try:
             job: Any = conn.recv()
@@ -96,12 +96,9 @@ def _quiet() -> None:
     os.close(devnull)
 
 
-_why = ""  # why isolation failed, for the ready message and the service's log
-
-
-def _isolate(relays: RelayPlan | None) -> str | None:
-    """The isolation this process got (a sentence), None when it could not get any."""
-    global _why
+def isolate_quietly(relays: RelayPlan | None) -> tuple[str | None, str]:
+    """Cut this process off the network, with ``relays`` as its only way out: the
+    mechanism (None when it could not be done) and why not."""
     try:
         isolate_network(
             loopback=relays is not None and bool(relays.listens),
@@ -110,9 +107,8 @@ def _isolate(relays: RelayPlan | None) -> str | None:
         if relays is not None:
             open_relays(relays)
     except (IsolationError, OSError) as err:
-        _why = str(err)
-        return None
-    return MECHANISM
+        return None, str(err)
+    return MECHANISM, ""
 
 
 class _Clock:

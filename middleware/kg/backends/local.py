@@ -219,11 +219,11 @@ class LocalStore(GraphOperations):
     def _engine_query(
         self, sparql: str, dataset: QueryDataset | None
     ) -> ox.QuerySolutions | ox.QueryBoolean | ox.QueryTriples:
-        if dataset:
+        if dataset:  # exactly what the request names: a part it leaves out is empty
             return self._store.query(
                 sparql,
-                default_graph=[NamedNode(g) for g in dataset.default_graphs] or None,
-                named_graphs=[NamedNode(g) for g in dataset.named_graphs] or None,
+                default_graph=[NamedNode(g) for g in dataset.default_graphs],
+                named_graphs=[NamedNode(g) for g in dataset.named_graphs],
             )
         return self._store.query(sparql)
 

@@ -18,7 +18,8 @@ import time
 from multiprocessing.connection import Connection
 from typing import TYPE_CHECKING, Any
 
-from middleware.errors import EndpointError, MiddlewareError
+from middleware.errors import EndpointError
+from middleware.kg.engine_errors import engine_error
 from middleware.serialize.native_results import NATIVE_FORMATS, write_native
 from middleware.serialize.sparql_results import write_result
 from middleware.server.direct_reply import response, send_once
@@ -61,10 +62,9 @@ def serve(
                 head, cut = direct
                 whole = response(head, body, cut if truncated else b"")
                 conn.send(("sent", kind, truncated, len(body), send_once(caller, whole)))
-        except MiddlewareError as err:
-            conn.send(("error", type(err).__name__, err.message, err.hint))
-        except Exception as err:  # the engine's own errors: report, keep serving
-            conn.send(("error", "EndpointError", f"the query failed: {err}", None))
+        except Exception as err:  # ours, or the engine's (the query's fault or the store's)
+            failed = engine_error(err, store.name)
+            conn.send(("error", type(failed).__name__, failed.message, failed.hint))
         finally:
             if caller is not None:
                 caller.close()  # this process's handle only: the service still holds it

@@ -34,7 +34,6 @@ from tqdm import tqdm
 from middleware.errors import (
     BadRequest,
     ConfigError,
-    EndpointError,
     EndpointTimeout,
     LoadError,
     StoreBusy,
@@ -57,6 +56,7 @@ from middleware.kg.backends.store_folder import (
     read_meta,
 )
 from middleware.kg.base import Capabilities, LabelRow, QueryResult
+from middleware.kg.engine_errors import engine_error
 from middleware.kg.load_guard import LoadCaps
 from middleware.kg.loading import LoadReport, QuadCounter, Source, detect_format, read_quads
 from middleware.kg.operations import GraphOperations
@@ -199,10 +199,8 @@ class LocalStore(GraphOperations):
         self.refresh()
         try:
             return self._evaluate(sparql, timeout, max_rows, dataset)
-        except SyntaxError as err:
-            raise BadRequest(f"not a valid SPARQL query: {err}") from err
-        except OSError as err:  # a SERVICE call or the storage failed: not the caller's fault
-            raise EndpointError(f"local store {self.name!r}: query failed: {err}") from err
+        except (SyntaxError, OSError, RuntimeError) as err:  # the query's fault, or ours
+            raise engine_error(err, self.name) from err
 
     def engine_result(
         self, sparql: str, dataset: QueryDataset | None = None

@@ -28,6 +28,7 @@ from rdflib.compare import isomorphic
 RS = "http://www.w3.org/2001/sw/DataAccess/tests/result-set#"
 XSD = "http://www.w3.org/2001/XMLSchema#"
 XSD_STRING = XSD + "string"
+XSD_BOOLEAN = ox.NamedNode(XSD + "boolean")
 _INTEGERS = frozenset(
     [
         "integer",
@@ -134,7 +135,7 @@ def result_set(triples: Iterable[ox.Triple]) -> Outcome | None:
         if not any(t.object == ox.NamedNode(RS + "ResultSet") for t in found):
             continue
         for boolean in values(node, "boolean"):
-            return Outcome("boolean", boolean=getattr(boolean, "value", "") == "true")
+            return Outcome("boolean", boolean=boolean == ox.Literal("true", datatype=XSD_BOOLEAN))
         rows = []
         for solution in values(node, "solution"):
             row: Row = {}

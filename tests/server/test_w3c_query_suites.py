@@ -26,11 +26,13 @@ MANIFEST = """\
 @prefix rdf: <http://www.w3.org/1999/02/22-rdf-syntax-ns#> .
 @prefix mf: <http://www.w3.org/2001/sw/DataAccess/tests/test-manifest#> .
 @prefix qt: <http://www.w3.org/2001/sw/DataAccess/tests/test-query#> .
-<> a mf:Manifest ; mf:entries ( :select :ask :construct :graphs :csv :wrong :service ) .
+<> a mf:Manifest ; mf:entries ( :select :ask :askrs :construct :graphs :csv :wrong :service ) .
 :select a mf:QueryEvaluationTest ;
     mf:action [ qt:query <select.rq> ; qt:data <data.ttl> ] ; mf:result <select.srx> .
 :ask a mf:QueryEvaluationTest ;
     mf:action [ qt:query <ask.rq> ; qt:data <data.ttl> ] ; mf:result <ask.srj> .
+:askrs a mf:QueryEvaluationTest ;
+    mf:action [ qt:query <ask.rq> ; qt:data <data.ttl> ] ; mf:result <ask.ttl> .
 :construct a mf:QueryEvaluationTest ;
     mf:action [ qt:query <construct.rq> ; qt:data <data.ttl> ] ; mf:result <construct.ttl> .
 :graphs a mf:QueryEvaluationTest ;
@@ -55,6 +57,8 @@ FILES = {
     "select.csv": "o\r\n1\r\n_:b7\r\n",  # CSV keeps no type: the engine's spelling
     "ask.rq": f"ASK {{ <{EX}a> <{EX}p> ?o }}",
     "ask.srj": '{"head": {}, "boolean": true}',
+    "ask.ttl": "[] a <http://www.w3.org/2001/sw/DataAccess/tests/result-set#ResultSet> ;\n"
+    "   <http://www.w3.org/2001/sw/DataAccess/tests/result-set#boolean> true .\n",
     "construct.rq": f"CONSTRUCT {{ <{EX}a> <{EX}q> ?o }} WHERE {{ <{EX}a> <{EX}p> ?o }}",
     "construct.ttl": f"<{EX}a> <{EX}q> 1.0, _:y .\n",
     "graphs.rq": "SELECT ?g (COUNT(*) AS ?n) WHERE { GRAPH ?g { ?s ?p ?o } } GROUP BY ?g",

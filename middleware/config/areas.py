@@ -272,6 +272,13 @@ class ServerSettings:
     server_max_body: int = setting(
         1_048_576, "Largest request body in bytes (413 past it).", minimum=1024
     )
+    server_max_json_depth: int = setting(
+        64,
+        "Deepest nesting of arrays and objects in a JSON request body (400 past it), "
+        "counted before the body is parsed: Python's parser recurses per level.",
+        minimum=1,
+        maximum=500,
+    )
     server_rate_limit: int = setting(
         0,
         "Requests one API key (or client address) may send in any rolling minute; 0 turns "

@@ -25,6 +25,7 @@ from middleware.server.answer_stream import step_stream
 from middleware.server.context import grant, metrics, state
 from middleware.server.evidence_graph import evidence_graph
 from middleware.server.guard import permit
+from middleware.server.json_body import check_text
 from middleware.server.metrics import Metrics
 
 blueprint = Blueprint("answers", __name__)
@@ -56,7 +57,8 @@ class AnswerRequest:
 
 
 def request_json() -> dict[str, Any]:
-    """The request body as a JSON object, or a BadRequest saying what was wrong."""
+    """The request body as a JSON object, or a BadRequest saying what was wrong (a body
+    nested past ``server_max_json_depth`` is refused by the app's JSON provider)."""
     if not request.is_json:
         raise BadRequest(
             f"expected a JSON body, got Content-Type {request.mimetype or 'none'!r}",
@@ -65,29 +67,8 @@ def request_json() -> dict[str, Any]:
     body = request.get_json(silent=True)
     if not isinstance(body, dict):
         raise BadRequest("the body must be a JSON object", hint='e.g. {"question": "..."}')
-    _check_text(body, "body")
+    check_text(body, "body")
     return body
-
-
-def _check_text(value: Any, where: str) -> None:
-    """Refuse strings that cannot be written as UTF-8 (a JSON ``\ud800`` escape decodes
-    to a lone surrogate), before any work is spent on the request."""
-    if isinstance(value, str):
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError as err:
-            raise BadRequest(
-                f"{where} holds text that is not valid Unicode (a lone surrogate at "
-                f"position {err.start})",
-                hint="send UTF-8 text; \\uD800-\\uDFFF escapes must come in pairs",
-            ) from None
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            _check_text(key, where)
-            _check_text(item, f"{where}.{key}")
-    elif isinstance(value, list):
-        for index, item in enumerate(value):
-            _check_text(item, f"{where}[{index}]")
 
 
 @dataclass(frozen=True)

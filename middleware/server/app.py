@@ -27,6 +27,7 @@ from middleware.server.address_gate import AddressGate
 from middleware.server.admission import Admission
 from middleware.server.context import METRICS_KEY, STATE_KEY
 from middleware.server.errors import log, register_error_handlers
+from middleware.server.json_body import BoundedJSONProvider
 from middleware.server.metrics import Metrics
 from middleware.server.sparql_fast import SparqlFastPath
 from middleware.server.state import ServiceState
@@ -57,8 +58,10 @@ def create_app(
     settings = settings or Settings.load()
     _log_isolation()
     app = Flask("middleware.server", static_folder=None)  # static/ is served by status.py
-    app.json.sort_keys = False  # type: ignore[attr-defined]
-    app.json.ensure_ascii = False  # type: ignore[attr-defined]
+    app.json = provider = BoundedJSONProvider(app)  # every get_json: nesting bounded
+    provider.sort_keys = False
+    provider.ensure_ascii = False
+    provider.max_depth = settings.server_max_json_depth
     app.config["MAX_CONTENT_LENGTH"] = settings.server_max_body
     app.config[STATE_KEY] = ServiceState(settings, llm=llm, graphs=graphs, gate=gate)
     app.config[METRICS_KEY] = metrics = Metrics()

@@ -166,8 +166,9 @@ def client_socket(environ: Mapping[str, Any]) -> socket.socket | None:
 
 
 def _protocol_request() -> tuple[str, QueryDataset]:
-    """The one query of the request and the dataset it names (SPARQL 1.1 Protocol §2.1)."""
-    if request.method == "GET":
+    """The one query of the request and the dataset it names (SPARQL 1.1 Protocol §2.1).
+    A HEAD is read as the GET it stands for (Werkzeug leaves its body out)."""
+    if request.method in ("GET", "HEAD"):
         if "update" in request.args:
             raise _update_refused()
         queries = request.args.getlist("query")

@@ -7,4 +7,9 @@
   the graph, an empty neighbourhood, a failing source, an unparseable reply.
 
 They need pytest (the ``dev`` extra); the rest of the package never imports them.
+
+And a runner of the W3C SPARQL 1.1 query evaluation suites, on the engine and through
+the service's ``/sparql`` (``w3c_queries``, reading manifests with ``w3c_manifest`` and
+comparing results with ``w3c_results``), for ``benchmarks/w3c_query_suites.py`` and
+``tests/server/test_w3c_query_suites.py``; it needs a checkout of w3c/rdf-tests.
 """

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import socket
 from collections.abc import Callable
+from urllib.parse import urlencode
 
 import httpx
 import pytest
@@ -13,6 +15,7 @@ from SPARQLWrapper.SPARQLExceptions import QueryBadFormed
 
 from middleware.kg.backends.local import LocalStore
 from middleware.server import create_app
+from middleware.server.context import STATE_KEY
 from tests.server.conftest import LiveServer, settings
 
 TITANIC = "https://kgmw.dev/metaqa/entity/Titanic"
@@ -157,3 +160,41 @@ def test_clear_errors_for_bad_requests(scripted_server: LiveServer) -> None:
     assert statuses["source"] == (404, "no source named 'nowhere'")
     assert statuses["graph uri"][0] == 400 and "not an absolute IRI" in statuses["graph uri"][1]
     assert statuses["format"][0] == 400 and "select result" in statuses["format"][1]
+
+
+HEAD_QUERIES = {
+    "select": SELECT,
+    "ask": f"ASK {{ <{TITANIC}> ?p ?o }}",
+    "describe": f"DESCRIBE <{TITANIC}>",
+    "syntax error": "SELEC * { ?s ?p ?o }",
+}
+
+
+def test_head_is_answered_like_get_without_a_body(scripted_server: LiveServer) -> None:
+    url = f"{scripted_server.url}/sparql"
+    for name, query in HEAD_QUERIES.items():
+        get = httpx.get(url, params={"query": query})
+        head = httpx.head(url, params={"query": query})
+        assert head.status_code == get.status_code, (name, head.status_code)
+        for header in ("content-type", "content-length", "x-kgmw-source"):
+            assert head.headers.get(header) == get.headers.get(header), (name, header)
+        assert head.content == b"", name
+    target = f"/sparql?{urlencode({'query': SELECT})}"
+    with socket.create_connection(("127.0.0.1", httpx.URL(url).port or 80)) as raw:
+        raw.sendall(f"HEAD {target} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".encode())
+        sent = b"".join(iter(lambda: raw.recv(65536), b""))
+    head_part, _, after = sent.partition(b"\r\n\r\n")
+    assert head_part.startswith(b"HTTP/1.1 200") and after == b""  # no body on the wire
+
+
+def test_head_through_the_flask_test_client(sample_graph: LocalStore) -> None:
+    app = create_app(settings(), graphs={"sample": sample_graph})
+    try:
+        get = app.test_client().get("/sparql", query_string={"query": SELECT, "format": "csv"})
+        head = app.test_client().head("/sparql", query_string={"query": SELECT, "format": "csv"})
+    finally:
+        app.config[STATE_KEY].close()  # its query executors
+    assert head.status_code == get.status_code == 200
+    assert head.headers["Content-Type"] == get.headers["Content-Type"] == "text/csv; charset=utf-8"
+    assert head.headers["Content-Length"] == get.headers["Content-Length"] == str(len(get.data))
+    assert head.data == b""

@@ -34,7 +34,6 @@ from tqdm import tqdm
 from middleware.errors import (
     BadRequest,
     ConfigError,
-    EndpointError,
     LoadError,
     StoreBusy,
 )
@@ -57,6 +56,7 @@ from middleware.kg.backends.store_folder import (
     read_meta,
 )
 from middleware.kg.base import Capabilities, LabelRow, QueryResult
+from middleware.kg.engine_errors import engine_error
 from middleware.kg.executors.caller_queries import CallerQueries
 from middleware.kg.executors.limits import ExecutorLimits
 from middleware.kg.load_guard import LoadCaps
@@ -211,10 +211,8 @@ class LocalStore(GraphOperations):
         self.refresh()
         try:
             return self._evaluate(sparql, timeout, max_rows, dataset)
-        except SyntaxError as err:
-            raise BadRequest(f"not a valid SPARQL query: {err}") from err
-        except OSError as err:  # a SERVICE call or the storage failed: not the caller's fault
-            raise EndpointError(f"local store {self.name!r}: query failed: {err}") from err
+        except (SyntaxError, OSError, RuntimeError) as err:  # the query's fault, or ours
+            raise engine_error(err, self.name) from err
 
     def _execute_caller(
         self,
@@ -245,11 +243,11 @@ class LocalStore(GraphOperations):
     def _engine_query(
         self, sparql: str, dataset: QueryDataset | None
     ) -> ox.QuerySolutions | ox.QueryBoolean | ox.QueryTriples:
-        if dataset:
+        if dataset:  # exactly what the request names: a part it leaves out is empty
             return self._store.query(
                 sparql,
-                default_graph=[NamedNode(g) for g in dataset.default_graphs] or None,
-                named_graphs=[NamedNode(g) for g in dataset.named_graphs] or None,
+                default_graph=[NamedNode(g) for g in dataset.default_graphs],
+                named_graphs=[NamedNode(g) for g in dataset.named_graphs],
             )
         return self._store.query(sparql)
 

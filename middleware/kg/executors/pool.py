@@ -86,7 +86,7 @@ class QueryPool:
         targets = targets_of(services)
         self.forwarder = Forwarder(targets) if targets else None
         relays = plan_relays(targets, self.forwarder.path) if self.forwarder else None
-        self._spec = ExecutorSpec(open_store, memory_mb, os.getpid(), relays)
+        self._spec = ExecutorSpec(open_store, memory_mb, os.getpid(), relays, name)
         self.isolation: str | None = None  # the mechanism the executors report
         self.unisolated: str | None = None  # why an executor could not be isolated
         # callers whose queries ran long hold at most workers - 1 executors at once

@@ -1,17 +1,20 @@
 """Whether query executors can be cut off the network on this machine, asked once.
 
-``isolation()`` forks one child the way executors are forked, lets it isolate itself
-and try a connection to this machine, and reports what it got: the mechanism, or why
-there is none. ``isolation_line()`` is the sentence the service logs at start.
+``isolation()`` forks one child, lets it isolate itself as an executor does and try a
+connection to this machine, and reports what it got: the mechanism, or why there is
+none. The child is forked directly (not from the executors' fork server), so a
+process that forks workers later (gunicorn's master) holds no fork server of its own.
+``isolation_line()`` is the sentence the service logs at start.
 """
 
 from __future__ import annotations
 
 import functools
-from multiprocessing.connection import Connection
+import json
+import os
+import select
 
 from middleware.kg.executors.process import isolate_quietly
-from middleware.kg.executors.spawning import CONTEXT, ExecutorProcess
 from middleware.support.namespaces import network_reachable
 
 PROBE_TIMEOUT = 30.0
@@ -20,36 +23,36 @@ PROBE_TIMEOUT = 30.0
 @functools.cache
 def isolation() -> tuple[str | None, str]:
     """(the mechanism, None when there is none; why not)."""
-    ours, theirs = CONTEXT.Pipe()
-    child = ExecutorProcess(target=_probe, args=(theirs,), daemon=True, name="kgmw-probe")
-    child.start()
-    theirs.close()
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: isolate, look, say, leave without cleanup
+        os.close(read)
+        try:
+            mechanism, why = isolate_quietly(None)
+            if mechanism is not None and network_reachable(("127.0.0.1", 9)):
+                mechanism, why = None, "the namespace was made, yet this machine stayed reachable"
+            os.write(write, json.dumps([mechanism, why]).encode())
+        finally:
+            os._exit(0)
+    os.close(write)
     try:
-        if ours.poll(PROBE_TIMEOUT):
-            mechanism, why = ours.recv()
-            return mechanism, why
-        return None, "the probe did not answer"
-    except (EOFError, OSError) as err:
-        return None, f"the probe ended early: {err}"
+        if not select.select([read], [], [], PROBE_TIMEOUT)[0]:
+            return None, "the probe did not answer"
+        said = os.read(read, 65536)
+        mechanism, why = json.loads(said) if said else (None, "the probe ended early")
+        return mechanism, why
     finally:
-        child.join(5)
-        ours.close()
-
-
-def _probe(conn: Connection) -> None:
-    mechanism, why = isolate_quietly(None)
-    if mechanism is not None and network_reachable(("127.0.0.1", 9)):
-        mechanism, why = None, "the namespace was made, yet this machine stayed reachable"
-    conn.send((mechanism, why))
+        os.close(read)
+        os.waitpid(pid, 0)
 
 
 def isolation_line() -> tuple[bool, str]:
     """Whether executors are isolated here, and the one line that says how (or not)."""
     mechanism, why = isolation()
     if mechanism is not None:
-        return (
-            True,
-            f"caller SPARQL on local stores runs in query executors cut off the network by {mechanism}",
+        return True, (
+            f"caller SPARQL on local stores runs in query executors cut off the network "
+            f"by {mechanism}"
         )
     return False, (
         f"query executors cannot be cut off the network here ({why}); caller SPARQL "

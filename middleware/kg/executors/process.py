@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import Any
 
-from middleware.errors import EndpointError, MiddlewareError
+from middleware.kg.engine_errors import engine_error
 from middleware.kg.executors.delivery import Written, response, send_once
 from middleware.kg.executors.outlets import RelayPlan, open_relays
 from middleware.support.namespaces import MECHANISM, IsolationError, isolate_network
@@ -44,6 +44,7 @@ class ExecutorSpec:
     memory_mb: int
     service: int
     relays: RelayPlan | None = None
+    name: str = "store"  # the store's name, in error messages
 
 
 def serve(conn: Connection, handles: socket.socket, spec: ExecutorSpec) -> None:
@@ -78,10 +79,9 @@ def serve(conn: Connection, handles: socket.socket, spec: ExecutorSpec) -> None:
                 whole = response(head, result.body, cut if result.truncated else b"")
                 sent = (len(result.body), send_once(caller, whole))
                 conn.send(("sent", result.kind, result.truncated, *sent))
-        except MiddlewareError as err:
-            conn.send(("error", type(err).__name__, err.message, err.hint))
-        except Exception as err:  # the engine's own errors: report, keep serving
-            conn.send(("error", EndpointError.__name__, f"the query failed: {err}", None))
+        except Exception as err:  # ours, or the engine's (the query's fault or the store's)
+            failed = engine_error(err, spec.name)
+            conn.send(("error", type(failed).__name__, failed.message, failed.hint))
         finally:
             clock.stop()
             if caller is not None:

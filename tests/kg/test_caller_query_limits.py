@@ -1,0 +1,71 @@
+"""Time and memory caps hold for caller SPARQL by every way in, rows or no rows: the
+executor that runs the query is stopped, and the caller's process goes on."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from middleware.config import Settings
+from middleware.errors import ConfigError, EndpointTimeout
+from middleware.integrations.langchain_tools import kg_tools
+from middleware.kg.backends.local import LocalStore
+from middleware.kg.executors.limits import ExecutorLimits
+from middleware.kg.sample import sample_store
+from middleware.llm.scripted import ScriptedLLM
+from tests.cli_helpers import run
+
+PAIRS = "SELECT (COUNT(*) AS ?n) WHERE { ?a ?b ?c . ?d ?e ?f }"  # no row until it is done
+CUBE = "SELECT * WHERE { ?a ?b ?c . ?d ?e ?f . ?g ?h ?i } ORDER BY ?a ?d ?g"  # memory
+
+
+@pytest.fixture(scope="module")
+def sample(tmp_path_factory: pytest.TempPathFactory) -> LocalStore:
+    return sample_store(cache_dir=str(tmp_path_factory.getbasetemp() / "kgmw-cache"))
+
+
+def test_a_query_that_yields_no_row_still_stops_at_its_timeout(sample: LocalStore) -> None:
+    began = time.monotonic()
+    with pytest.raises(EndpointTimeout, match="2 s timeout"):
+        sample.query(PAIRS, timeout=2)
+    assert time.monotonic() - began < 60  # generous: it used to run for minutes
+    assert sample.query("ASK { ?s ?p ?o }").boolean is True  # a fresh executor took over
+
+
+def test_kgmw_query_keeps_its_timeout(
+    sample: LocalStore, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """On the sample graph (the session's cache, where ``sample`` put it)."""
+    code, _, err = run(capsys, "query", "--timeout", "2", PAIRS)
+    assert code != 0 and "timeout" in err, err
+
+
+def test_kg_sparql_keeps_its_memory_cap_and_the_process_lives_on(sample: LocalStore) -> None:
+    settings = Settings.load(
+        config_path=None, env={}, overrides={"timeout": 30.0, "sparql_executor_memory": 1024}
+    )
+    tool = kg_tools(graph=sample, settings=settings, llm=ScriptedLLM(default="x"))[1]
+    said = tool.run(CUBE)  # the tool hands errors back to the agent as text
+    assert "sparql_executor_memory" in str(said) or "timeout" in str(said), said
+    assert '"boolean": true' in str(tool.run("ASK { ?s ?p ?o }"))
+
+
+def test_an_in_memory_store_runs_caller_queries_in_executors_too() -> None:
+    store = LocalStore()
+    store.load_text(
+        "".join(f"<http://e/a{i}> <http://e/p> <http://e/b{i}> .\n" for i in range(400)),
+        name="a.nt",
+    )
+    with pytest.raises(EndpointTimeout):
+        store.query(PAIRS.replace("}", ". ?g ?h ?i }"), timeout=1)
+    store.load_text("<http://e/x> <http://e/p> <http://e/y> .\n", name="b.nt")
+    count = store.query("SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }").rows[0]["n"]
+    assert count.value == "401"  # the executors see the new content
+    store.close()
+
+
+def test_no_executors_means_no_caller_sparql() -> None:
+    store = LocalStore(executors=ExecutorLimits(workers=0))
+    with pytest.raises(ConfigError, match="sparql_executors is 0"):
+        store.query("ASK {}")

@@ -1,0 +1,83 @@
+"""Where this process cannot take the network away, SERVICE is refused another way.
+
+A remote endpoint makes the SERVICE call itself: without an allowlist, the word
+``service`` in any case, anywhere but inside an IRI or a string, is refused (what the
+text means decides nothing). An rdflib graph runs SERVICE in this process: the query
+is parsed once by rdflib, every SERVICE in that parse must be allowed, and the same
+parse runs.
+"""
+
+from __future__ import annotations
+
+import pytest
+import rdflib
+
+import middleware.kg.sparql_guard as sparql_guard
+from middleware.errors import BadRequest
+from middleware.kg.backends.endpoint import SparqlEndpoint
+from middleware.kg.backends.rdflib_graph import RdflibGraph
+from middleware.kg.sparql_guard import QueryPolicy
+from tests.kg.test_sparql_guard import Listener, listener, settle
+
+__all__ = ["listener"]
+
+REFUSED_ON_AN_ENDPOINT = [
+    "SELECT * WHERE {{ SERVICESILENT<{url}> {{ ?s ?p ?o }} }}",
+    "SELECT * WHERE {{ sErViCe <{url}> {{ ?s ?p ?o }} }}",
+    "PREFIX ex: <{url}> SELECT * WHERE {{ SERVICEex:c {{ ?s ?p ?o }} }}",
+    "SELECT ?service WHERE {{ ?service ?p ?o }}",  # no reading decides: the letters do
+]
+LET_THROUGH = [
+    'SELECT * WHERE { ?s ?p "customer service" }',
+    "SELECT * WHERE { ?s <http://example.org/service> ?o }",
+    "SELECT * WHERE { ?s ?p ?o } # service: comments are dropped, never sent",
+]
+
+
+@pytest.fixture
+def remote(oxigraph_server: str) -> SparqlEndpoint:
+    return SparqlEndpoint(oxigraph_server, profile="generic", name="oxigraph", timeout=10)
+
+
+@pytest.mark.parametrize("query", REFUSED_ON_AN_ENDPOINT)
+def test_an_endpoint_refuses_the_word_outside_iris_and_strings(
+    remote: SparqlEndpoint, listener: Listener, query: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with pytest.raises(BadRequest, match="SERVICE"):
+        remote.query(query.format(url=listener.url))
+    # the guard's own SERVICE check off (a test hook): the word check alone refuses
+    monkeypatch.setattr(sparql_guard, "_services", lambda *_: ())
+    with pytest.raises(BadRequest, match="SERVICE is not allowed on this source"):
+        remote.query(query.format(url=listener.url))
+    assert settle(listener) == 0
+
+
+@pytest.mark.parametrize("query", LET_THROUGH)
+def test_an_endpoint_runs_the_word_inside_iris_and_strings(
+    remote: SparqlEndpoint, query: str
+) -> None:
+    assert remote.query(query).kind == "select"
+
+
+def test_with_an_allowlist_an_endpoint_gets_the_allowed_service(remote: SparqlEndpoint) -> None:
+    """The remote engine makes the call (here it fails: the target is not there)."""
+    target = "http://127.0.0.1:9/sparql"
+    with pytest.raises(Exception) as raised:
+        remote.query(
+            f"SELECT * WHERE {{ SERVICE <{target}> {{ ?s ?p ?o }} }}",
+            policy=QueryPolicy(services=(target,)),
+        )
+    assert "SERVICE is not allowed" not in str(raised.value)
+
+
+def test_rdflib_refuses_a_service_in_its_own_parse(listener: Listener) -> None:
+    graph = RdflibGraph(rdflib.Graph())
+    for query in (
+        f"SELECT * WHERE {{ SERVICE <{listener.url}> {{ ?s ?p ?o }} }}",
+        f"PREFIX e: <http://127.0.0.1:{listener.port}/> SELECT * {{ OPTIONAL {{ SERVICE e:x {{ ?s ?p ?o }} }} }}",
+        "SELECT * WHERE { VALUES ?v { <http://127.0.0.1:1/> } SERVICE ?v { ?s ?p ?o } }",
+    ):
+        with pytest.raises(BadRequest, match="not allowed"):
+            graph.query(query)
+    assert settle(listener) == 0
+    assert graph.query("SELECT * WHERE { ?s ?p ?o }").rows == []

@@ -265,6 +265,29 @@ class ServerSettings:
     server_max_body: int = setting(
         1_048_576, "Largest request body in bytes (413 past it).", minimum=1024
     )
+    server_head_timeout: float = setting(
+        10.0,
+        "Seconds from a connection's accept for its request line and headers to arrive "
+        "(then 408, or a plain close if nothing came); the body gets as long again, plus "
+        "a second per server_body_rate bytes. No serving thread waits meanwhile.",
+        minimum=0.1,
+        maximum=3600,
+    )
+    server_body_rate: int = setting(
+        1024, "Least rate (bytes a second) a request body must keep up; 408 below it.", minimum=1
+    )
+    server_request_timeout: float = setting(
+        60.0,
+        "Most seconds from a connection's accept until its whole request has arrived (408).",
+        minimum=0.1,
+        maximum=3600,
+    )
+    server_send_timeout: float = setting(
+        60.0,
+        "Seconds a response write may wait on a client that reads nothing; then it is closed.",
+        minimum=0.1,
+        maximum=3600,
+    )
     server_rate_limit: int = setting(
         0,
         "Requests one API key (or client address) may send in any rolling minute; 0 turns "

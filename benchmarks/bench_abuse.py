@@ -221,14 +221,15 @@ def benign_phase(port: int, entities: list[str], clients: int, seconds: float) -
         while time.monotonic() < stop:
             start = time.perf_counter()
             try:
-                status = request(port, QUERY.format(entity=pick.choice(entities)))
-            except OSError:
-                status = -1
+                status: int | str = request(port, QUERY.format(entity=pick.choice(entities)))
+            except OSError as err:
+                status = type(err).__name__
             with lock:
                 if status == 200:
                     phase.latencies.append((time.perf_counter() - start) * 1000)
                 else:
                     phase.errors += 1
+                    phase.failures[str(status)] += 1
 
     threads = [threading.Thread(target=client, args=(n,)) for n in range(clients)]
     for thread in threads:
@@ -245,21 +246,25 @@ class Phase:
         self.seconds = seconds
         self.latencies: list[float] = []
         self.errors = 0
+        self.failures: Counter[str] = Counter()  # the errors by status or exception
         self.health: list[float] = []  # /healthz, when probed
 
     def add(self, other: Phase) -> None:
         self.seconds += other.seconds
         self.latencies += other.latencies
         self.errors += other.errors
+        self.failures += other.failures
         self.health += other.health
 
-    def summary(self) -> dict[str, float]:
-        figures = {
+    def summary(self) -> dict[str, Any]:
+        figures: dict[str, Any] = {
             "requests_per_s": round(len(self.latencies) / self.seconds, 1),
             "p50_ms": round(percentile(self.latencies, 50), 2),
             "p99_ms": round(percentile(self.latencies, 99), 2),
             "errors": self.errors,
         }
+        if self.failures:
+            figures["failures"] = dict(self.failures)
         if self.health:
             figures["healthz_p50_ms"] = round(percentile(self.health, 50), 2)
             figures["healthz_p99_ms"] = round(percentile(self.health, 99), 2)

@@ -46,6 +46,7 @@ class Limits:
 
     @classmethod
     def of(cls, settings: Settings) -> Limits:
+        """The limits ``settings`` set (``server_head_timeout`` and the rest)."""
         return cls(
             settings.server_head_timeout,
             settings.server_body_rate,

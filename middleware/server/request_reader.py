@@ -22,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import heapq
 import itertools
+import logging
 import os
 import resource
 import select
@@ -33,6 +34,7 @@ from dataclasses import dataclass
 
 from middleware.server.arrival import Arrival
 
+log = logging.getLogger("middleware.server")
 READ_SIZE = 65536  # bytes asked of one recv
 _TURN = 16  # recvs for one connection per wake-up (1 MiB), so none starves the rest
 LINGER = 2.0  # seconds a closing connection is drained, at most
@@ -117,7 +119,7 @@ class RequestReader:
             if self._thread is None:
                 self._thread = threading.Thread(target=self._run, daemon=True, name="kgmw-reader")
                 self._thread.start()
-        os.eventfd_write(self._wake, 1)
+            os.eventfd_write(self._wake, 1)  # under the lock: ``close`` closes it
 
     def _run(self) -> None:
         while not self._closed:
@@ -125,15 +127,23 @@ class RequestReader:
             events = self._poller.poll(wait)
             now = time.monotonic()
             for fd, _ in events:
-                if fd == self._wake:
-                    self._admit(now)
-                elif fd in self._watched:
-                    item = self._watched[fd][1]
-                    if isinstance(item, Arrival):
-                        self._read(fd, item, now)
-                    else:
-                        self._drain(fd, item)
+                try:
+                    self._handle(fd, now)
+                except Exception:  # a bug must cost one connection, not the reader
+                    log.exception("the request reader failed on a connection")
+                    if fd in self._watched:
+                        _close(self._unwatch(fd).sock)
             self._expire(now)
+
+    def _handle(self, fd: int, now: float) -> None:
+        if fd == self._wake:
+            self._admit(now)
+        elif fd in self._watched:
+            item = self._watched[fd][1]
+            if isinstance(item, Arrival):
+                self._read(fd, item, now)
+            else:
+                self._drain(fd, item)
 
     def _admit(self, now: float) -> None:
         with contextlib.suppress(BlockingIOError):

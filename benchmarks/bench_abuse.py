@@ -1,7 +1,8 @@
-"""A benign query stream beside 8 abusive clients, against `kgmw serve` on one store.
+"""A benign query stream beside 8 abusive clients, or beside 256 idle and slow sockets,
+against `kgmw serve` on one store.
 
     ../.venv/bin/python bench_abuse.py --store STORE_DIR [--rounds 10] [--seconds 2]
-        [--benign 2] [--workers 1] [--abuser-nice 19] [--control]
+        [--benign 2] [--workers 1] [--abuser-nice 19] [--control] [--sockets 256]
 
 The service runs in its own process (`kgmw serve --store STORE`, 5 s query timeout).
 Each round: the benign clients (from 127.0.0.1) send 1-hop SELECTs on random entities,
@@ -14,6 +15,12 @@ Short paired rounds, because this machine's speed drifts by 2-3× over seconds;
 Reported: benign requests/s, p50 and p99, errors, per round and in all; the ratio per
 round; each abusive answer's status; the peak resident memory of the service and its
 executors together (sampled every 0.1 s from /proc).
+
+``--sockets N`` replaces the query corpus with N sockets that hold connections open
+without a whole request (a slowloris): a third idle, a third with half a request head,
+a third sending a declared 9,000-byte body 16 bytes every half second; one the service
+closes is opened again. Beside both phases a probe asks `/healthz` every 20 ms; its
+p99 is reported per phase, with how many of the sockets the service closed.
 """
 
 from __future__ import annotations
@@ -24,6 +31,8 @@ import http.client
 import multiprocessing
 import os
 import random
+import select
+import socket
 import statistics
 import threading
 import time
@@ -119,9 +128,86 @@ def abuse(port: int, active: Any, stop: Any, answers: Any, nice: int, idle: bool
     answers.put(dict(statuses))
 
 
+SLOW_HEADS = (
+    b"",
+    b"GET /healthz HTTP/1.1\r\nHost: x\r\nAccept: ",
+    b"POST /sparql HTTP/1.1\r\nHost: x\r\nContent-Type: application/sparql-query\r\n"
+    b"Content-Length: 9000\r\n\r\nSELECT",
+)
+
+
+def slow_sockets(
+    port: int, active: Any, stop: Any, answers: Any, nice: int, count: int, idle: bool
+) -> None:
+    """``count`` connections held open while ``active`` is set, none with a whole
+    request: idle ones, half heads, and bodies that trickle; one the service closes is
+    opened again (and counted). ``idle`` (the control run) opens none."""
+    os.nice(nice)
+    held: dict[socket.socket, int] = {}
+    closed: Counter[str] = Counter()
+    last_drip = 0.0
+    while not stop.is_set():
+        if not active.wait(0.1) or idle:
+            for sock in held:
+                sock.close()
+            held.clear()
+            continue
+        while len(held) < count:
+            kind = len(held) % len(SLOW_HEADS)
+            try:
+                sock = socket.create_connection(("127.0.0.1", port), 5)
+                sock.sendall(SLOW_HEADS[kind])
+            except OSError as err:
+                closed[f"open failed: {type(err).__name__}"] += 1
+                break
+            held[sock] = kind
+        readable, _, _ = select.select(list(held), [], [], 0.05)
+        for sock in readable:  # an answer (408) or a close: the service let it go
+            try:
+                said = sock.recv(64)
+            except OSError:
+                said = b""
+            closed[said.split(b"\r\n", 1)[0].decode("latin-1") or "closed"] += 1
+            sock.close()
+            del held[sock]
+        if time.monotonic() - last_drip >= 0.5:
+            last_drip = time.monotonic()
+            for sock, kind in list(held.items()):
+                if kind == 2:
+                    with contextlib.suppress(OSError):
+                        sock.send(b" " * 16, socket.MSG_DONTWAIT)
+    for sock in held:
+        sock.close()
+    answers.put(dict(closed))
+
+
 def measured(port: int, entities: list[str], args: argparse.Namespace) -> Phase:
-    """One benign phase."""
-    return benign_phase(port, entities, args.benign, args.seconds)
+    """One benign phase (with the /healthz probe beside it when sockets are held)."""
+    if not args.sockets:
+        return benign_phase(port, entities, args.benign, args.seconds)
+    probe: list[float] = []
+    done = threading.Event()
+    prober = threading.Thread(target=probe_health, args=(port, probe, done))
+    prober.start()
+    phase = benign_phase(port, entities, args.benign, args.seconds)
+    done.set()
+    prober.join()
+    phase.health = probe
+    return phase
+
+
+def probe_health(port: int, latencies: list[float], done: threading.Event) -> None:
+    """GET /healthz every 20 ms until ``done``; milliseconds of each (a failure: 60 s)."""
+    while not done.wait(0.02):
+        start = time.perf_counter()
+        try:
+            connection = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+            connection.request("GET", "/healthz")
+            ok = connection.getresponse().read() is not None
+            connection.close()
+        except (OSError, http.client.HTTPException):
+            ok = False
+        latencies.append((time.perf_counter() - start) * 1000 if ok else 60_000.0)
 
 
 def benign_phase(port: int, entities: list[str], clients: int, seconds: float) -> Phase:
@@ -135,14 +221,15 @@ def benign_phase(port: int, entities: list[str], clients: int, seconds: float) -
         while time.monotonic() < stop:
             start = time.perf_counter()
             try:
-                status = request(port, QUERY.format(entity=pick.choice(entities)))
-            except OSError:
-                status = -1
+                status: int | str = request(port, QUERY.format(entity=pick.choice(entities)))
+            except OSError as err:
+                status = type(err).__name__
             with lock:
                 if status == 200:
                     phase.latencies.append((time.perf_counter() - start) * 1000)
                 else:
                     phase.errors += 1
+                    phase.failures[str(status)] += 1
 
     threads = [threading.Thread(target=client, args=(n,)) for n in range(clients)]
     for thread in threads:
@@ -159,19 +246,29 @@ class Phase:
         self.seconds = seconds
         self.latencies: list[float] = []
         self.errors = 0
+        self.failures: Counter[str] = Counter()  # the errors by status or exception
+        self.health: list[float] = []  # /healthz, when probed
 
     def add(self, other: Phase) -> None:
         self.seconds += other.seconds
         self.latencies += other.latencies
         self.errors += other.errors
+        self.failures += other.failures
+        self.health += other.health
 
-    def summary(self) -> dict[str, float]:
-        return {
+    def summary(self) -> dict[str, Any]:
+        figures: dict[str, Any] = {
             "requests_per_s": round(len(self.latencies) / self.seconds, 1),
             "p50_ms": round(percentile(self.latencies, 50), 2),
             "p99_ms": round(percentile(self.latencies, 99), 2),
             "errors": self.errors,
         }
+        if self.failures:
+            figures["failures"] = dict(self.failures)
+        if self.health:
+            figures["healthz_p50_ms"] = round(percentile(self.health, 50), 2)
+            figures["healthz_p99_ms"] = round(percentile(self.health, 99), 2)
+        return figures
 
 
 def main() -> None:
@@ -188,6 +285,9 @@ def main() -> None:
     )
     parser.add_argument(
         "--workers", type=int, default=1, help="1: the development server; more: gunicorn"
+    )
+    parser.add_argument(
+        "--sockets", type=int, default=0, help="N idle and slow sockets instead of the queries"
     )
     args = parser.parse_args()
     store = LocalStore(args.store, read_only=True)
@@ -219,8 +319,10 @@ def main() -> None:
         active, stop_abuse = multiprocessing.Event(), multiprocessing.Event()
         answers: multiprocessing.SimpleQueue[dict[str, int]] = multiprocessing.SimpleQueue()
         abusers = multiprocessing.Process(
-            target=abuse,
-            args=(port, active, stop_abuse, answers, args.abuser_nice, args.control),
+            target=slow_sockets if args.sockets else abuse,
+            args=(port, active, stop_abuse, answers, args.abuser_nice)
+            + ((args.sockets,) if args.sockets else ())
+            + (args.control,),
         )
         abusers.start()
         for round_number in range(1, args.rounds + 1):
@@ -246,7 +348,8 @@ def main() -> None:
             f"{statistics.median(pairs[1:] or pairs):.2f}",
             flush=True,
         )
-        print("abusive answers", dict(abuse_status), "service up:", alive, flush=True)
+        label = "sockets let go" if args.sockets else "abusive answers"
+        print(label, dict(abuse_status), "service up:", alive, flush=True)
         print(f"peak RSS of service and executors: {peak[0] / 2**20:.0f} MB", flush=True)
         save(
             "abuse",
@@ -256,6 +359,7 @@ def main() -> None:
                 "benign_clients": args.benign,
                 "workers": args.workers,
                 "abuser_nice": args.abuser_nice,
+                "sockets": args.sockets,
                 "rounds": args.rounds,
                 "alone": alone.summary(),
                 "under_abuse": under.summary(),

@@ -17,6 +17,7 @@ from middleware.kg.executors.probe import isolation_line
 from middleware.llm.factory import backend_name
 from middleware.server.address_gate import AddressGate
 from middleware.server.app import create_app
+from middleware.server.arrival import Limits
 from middleware.server.metrics import MULTIPROC_ENV, mark_process_dead, use_multiprocess_dir
 from middleware.server.tarpit import Tarpit
 
@@ -116,6 +117,7 @@ def _run_development_server(settings: Settings) -> None:
         create_app(settings, gate=gate),
         gate=gate if settings.server_refuse_at_connection else None,  # else 429s in the app
         pit=Tarpit(settings.server_refused_hold),
+        limits=Limits.of(settings),
     )
     try:
         server.serve_forever()
@@ -128,12 +130,13 @@ def _run_development_server(settings: Settings) -> None:
 def _run_gunicorn(settings: Settings) -> None:
     from gunicorn.app.base import BaseApplication
 
-    from middleware.server.gunicorn_workers import use_gate
+    from middleware.server.gunicorn_workers import use_gate, use_limits
 
     gate = AddressGate()  # made before the workers fork: one table for all of them
     use_gate(
         gate if settings.server_refuse_at_connection else None, Tarpit(settings.server_refused_hold)
     )
+    use_limits(Limits.of(settings))
 
     chosen = os.environ.get(MULTIPROC_ENV)
     metrics_dir = Path(chosen) if chosen else Path(tempfile.mkdtemp(prefix="kgmw-metrics-"))
@@ -150,6 +153,7 @@ def _run_gunicorn(settings: Settings) -> None:
                 "graceful_timeout": 30,
                 "limit_request_line": 8190,
                 "limit_request_fields": 100,
+                "sendfile": False,  # writes, bounded by server_send_timeout
                 "accesslog": "-",
                 "child_exit": _child_exit,
             }

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from middleware.config.chat import ChatSettings
 from middleware.config.fields import setting
+from middleware.config.sparql import SparqlSettings
 from middleware.config.tuning import TuneSettings
 from middleware.support.version import default_user_agent
 
@@ -279,6 +280,29 @@ class ServerSettings:
         minimum=1,
         maximum=500,
     )
+    server_head_timeout: float = setting(
+        10.0,
+        "Seconds from a connection's accept for its request line and headers to arrive "
+        "(then 408, or a plain close if nothing came); the body gets as long again, plus "
+        "a second per server_body_rate bytes. No serving thread waits meanwhile.",
+        minimum=0.1,
+        maximum=3600,
+    )
+    server_body_rate: int = setting(
+        1024, "Least rate (bytes a second) a request body must keep up; 408 below it.", minimum=1
+    )
+    server_request_timeout: float = setting(
+        60.0,
+        "Most seconds from a connection's accept until its whole request has arrived (408).",
+        minimum=0.1,
+        maximum=3600,
+    )
+    server_send_timeout: float = setting(
+        60.0,
+        "Seconds a response write may wait on a client that reads nothing; then it is closed.",
+        minimum=0.1,
+        maximum=3600,
+    )
     server_rate_limit: int = setting(
         0,
         "Requests one API key (or client address) may send in any rolling minute; 0 turns "
@@ -316,67 +340,6 @@ class ServerSettings:
         "Comma-separated origins allowed to call the service from a browser ('*' for any); "
         "unset sends no CORS headers.",
     )
-    sparql_max_rows: int = setting(
-        10_000,
-        "Most rows or triples the /sparql proxy returns; longer results are cut and marked.",
-        minimum=1,
-    )
-    sparql_service_allowlist: str | None = setting(
-        None,
-        "Comma-separated endpoint URLs a caller's query (/sparql, `kgmw query`, kg_sparql, "
-        "MCP sparql) may call with SERVICE; unset refuses every SERVICE clause. On a local "
-        "store the executors can connect only to these hosts and ports (http: these paths).",
-    )
-    sparql_max_query_chars: int = setting(
-        100_000, "Longest caller SPARQL query, in characters (413 past it).", minimum=10
-    )
-    sparql_max_depth: int = setting(
-        64,
-        "Deepest nesting of brackets in a caller's query ({ ( [): deep nesting crashes "
-        "query engines.",
-        minimum=2,
-        maximum=1000,
-    )
-    sparql_max_terms: int = setting(
-        1_000,
-        "Most operators, separators and pattern keywords (UNION, OPTIONAL, ...) in a "
-        "caller's query.",
-        minimum=10,
-        maximum=100_000,
-    )
-    sparql_executors: int = setting(
-        2,
-        "Executor processes that run caller SPARQL on a local store (on disk or in memory), "
-        "one query at a time each, without network access: a crash, runaway memory or "
-        "timeout ends only its executor. 0 refuses caller SPARQL on local stores.",
-        minimum=0,
-        maximum=64,
-    )
-    sparql_executor_memory: int = setting(
-        1536,
-        "Address space of one query executor in MB (an idle one holds about 650 MB of "
-        "it, most of it reserved, not resident); a query that needs more gets a 400.",
-        minimum=512,
-    )
-    sparql_executors_memory_total: int = setting(
-        1024,
-        "Resident memory of all query executors of a source together, in MB: past it the query "
-        "using most is stopped (400). 0: no shared cap.",
-        minimum=0,
-    )
-    sparql_penalty: float = setting(
-        60.0,
-        "Seconds a caller (API key, else address) gets 429 on /sparql after one of its "
-        "queries had to be stopped (timeout, memory, crash); a query stopped for the "
-        "service's own capacity does not count. An address is also refused at the "
-        "connection (server_refuse_at_connection).",
-        minimum=0.0,
-    )
-    sparql_base_iri: str | None = setting(
-        None,
-        "Base IRI for relative IRIs in /sparql queries (a BASE in the query wins); unset: "
-        "the /sparql URL the request came to.",
-    )
 
 
 AREAS: tuple[tuple[str, type], ...] = (
@@ -386,6 +349,7 @@ AREAS: tuple[tuple[str, type], ...] = (
     ("Answers", AnswerSettings),
     ("Evaluation", EvalSettings),
     ("Service", ServerSettings),
+    ("Caller SPARQL", SparqlSettings),
     ("Chat and kept answers", ChatSettings),
     ("Tuning", TuneSettings),
 )

@@ -37,6 +37,7 @@ from middleware.config.chat import ChatSettings
 from middleware.config.fields import Setting, declared
 from middleware.config.key_grants import KeyGrant, parse_grants
 from middleware.config.methods import METHOD_TABLES, MethodTable
+from middleware.config.sparql import SparqlSettings
 from middleware.config.tuning import TuneSettings
 from middleware.errors import ConfigError
 from middleware.support.urls import without_credentials
@@ -112,6 +113,7 @@ class Settings(
     AnswerSettings,
     EvalSettings,
     ServerSettings,
+    SparqlSettings,
     ChatSettings,
     TuneSettings,
 ):

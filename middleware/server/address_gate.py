@@ -3,10 +3,10 @@
 A caller that flooded the service with crafted queries or wrong API keys is refused for
 a while (``sparql_penalty``, the auth-failure limit). Answering each refused request
 with a 429 still costs an HTTP parse, a Flask request and a JSON body; a flood of them
-takes the CPU from everyone else. The servers ask the gate instead as soon as a
-connection is accepted and hand it to the tarpit: the development server in
-``process_request``, gunicorn in the worker class of ``gunicorn_workers`` (unless
-``server_refuse_at_connection`` is off).
+takes the CPU from everyone else. Both servers (the development server and gunicorn's
+worker class in ``gunicorn_workers``) ask the gate instead as soon as a connection is
+accepted (``intake``) and hand it to the tarpit (unless ``server_refuse_at_connection``
+is off).
 
 The penalty box keeps its refusals of callers (API keys too) in the same table, so
 under gunicorn a caller refused by one worker is refused by all.

@@ -1,46 +1,53 @@
 """The gunicorn worker ``kgmw serve`` runs: threads that each accept their own
-connections, behind the address gate.
+connections, behind the address gate, and run the app only on a request that
+arrived whole.
 
 gunicorn's ``gthread`` worker accepts on one thread and hands each connection to a
 pool thread (a wake-up on another thread per request, and a busy worker keeps
-accepting connections it cannot serve yet). Here each of ``threads`` threads waits
-for the listening socket itself (``EPOLLEXCLUSIVE``: the kernel wakes one waiter per
-connection, across all workers) and serves the connection it accepted with the sync
-worker's request handling: gunicorn's parser and its request-line and header limits,
-one request per connection (``Connection: close``), the access log; a plain
-``GET /sparql`` is read and answered by ``plain_get`` instead. A worker whose
-threads are all busy accepts nothing, so another worker gets the connection. The
-main thread sends gunicorn's heartbeat; on a stop the threads finish their requests
-(up to ``graceful_timeout``).
+accepting connections it cannot serve yet); its sync worker reads the request on the
+serving thread with no deadline, so a few clients that send nothing hold every
+thread. Here each of ``threads`` threads waits for a connection itself (``intake``:
+``EPOLLEXCLUSIVE``, the kernel wakes one waiter per connection, across all workers)
+and serves the request that came with it with the sync worker's request handling:
+gunicorn's parser (over the request's bytes, read already) and its request-line and
+header limits, one request per connection (``Connection: close``), the access log; a
+plain ``GET /sparql`` is answered by ``plain_get`` instead. A request not whole yet
+goes to the worker's ``RequestReader`` and comes back to an idle thread once whole,
+or is closed at its deadline. A worker whose threads are all busy accepts nothing,
+so another worker gets the connection. The main thread sends gunicorn's heartbeat;
+on a stop the threads finish their requests (up to ``graceful_timeout``).
 
 ``kgmw serve`` makes one ``AddressGate`` in gunicorn's master and hands it to
 ``use_gate`` before the workers fork, so every worker sees every refusal; the
 connection of a refused address goes to the tarpit as soon as it is accepted, before
-its request line is read.
+its request line is read. ``use_limits`` sets the deadlines (``Limits``).
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import select
-import socket
 import threading
 import time
 from datetime import datetime
 from types import SimpleNamespace
-from typing import Any
 
-from gunicorn import SERVER, util
+from gunicorn import SERVER, http
+from gunicorn.http.errors import NoMoreData
 from gunicorn.workers.sync import SyncWorker
 
 from middleware.server.address_gate import AddressGate
-from middleware.server.plain_get import PlainGet, answer_plain_get, peek_plain_get
+from middleware.server.arrival import Arrival, Limits
+from middleware.server.intake import Intake
+from middleware.server.plain_get import PlainGet, answer_plain_get
 from middleware.server.tarpit import Tarpit
 
 _gate: AddressGate | None = None
 _pit = Tarpit(0.0)
-_BACK_OFF = 0.1  # seconds a thread waits after accept failed (out of file descriptors)
+_limits = Limits()
+_GONE = (errno.EPIPE, errno.ECONNRESET, errno.ENOTCONN, errno.EAGAIN)  # a client left or stalled
 
 
 def use_gate(gate: AddressGate | None, pit: Tarpit) -> None:
@@ -50,26 +57,35 @@ def use_gate(gate: AddressGate | None, pit: Tarpit) -> None:
     _gate, _pit = gate, pit
 
 
-def _refused(client: Any) -> bool:
-    address = client[0] if isinstance(client, tuple) and client else ""
-    return _gate is not None and isinstance(address, str) and _gate.refused(address)
+def use_limits(limits: Limits) -> None:
+    """The deadlines and body cap of the workers forked from now on."""
+    global _limits
+    _limits = limits
 
 
 class AcceptingThreadWorker(SyncWorker):  # type: ignore[misc]
     """The sync worker's request handling on ``threads`` threads, each accepting its own
-    connections; refused addresses go to the tarpit unread."""
+    connections and serving whole requests only; refused addresses go to the tarpit
+    unread."""
 
     alive: bool  # gunicorn's: False once the worker is told to stop
 
     def run(self) -> None:
-        for listener in self.sockets:
-            listener.setblocking(False)  # a woken thread may find the connection taken
+        intake = Intake(
+            list(self.sockets),
+            _limits,
+            gate=_gate,
+            pit=_pit,
+            software=SERVER,
+            on_accept_error=lambda err: self.log.warning("accept failed: %s", err),
+        )
         stop_read, stop_write = os.pipe()
         threads = [
-            threading.Thread(target=self._serve, args=(stop_read,), daemon=True, name="kgmw-http")
+            threading.Thread(target=self._serve, args=(intake, stop_read), daemon=True)
             for _ in range(max(1, self.cfg.threads))
         ]
         for thread in threads:
+            thread.name = "kgmw-http"
             thread.start()
         try:
             while self.alive and self.is_parent_alive():
@@ -84,56 +100,53 @@ class AcceptingThreadWorker(SyncWorker):  # type: ignore[misc]
             deadline = time.monotonic() + self.cfg.graceful_timeout
             for thread in threads:
                 thread.join(max(0.0, deadline - time.monotonic()))
+            intake.close()
 
-    def _serve(self, stop: int) -> None:
-        """Accept and serve connections until ``stop`` becomes readable."""
-        listeners = {listener.fileno(): listener for listener in self.sockets}
-        poller = select.epoll()
-        for fd in listeners:
-            poller.register(fd, select.EPOLLIN | select.EPOLLEXCLUSIVE)
-        poller.register(stop, select.EPOLLIN)
+    def _serve(self, intake: Intake, stop: int) -> None:
+        """Serve whole requests until ``stop`` becomes readable."""
+        poller = intake.poller(stop)
         try:
             while self.alive:
-                for fd, _ in poller.poll():
-                    if fd == stop:
-                        return
-                    self._accept(listeners[fd])
+                arrival = intake.next(poller)
+                if arrival is None:
+                    return
+                try:
+                    plain = intake.plain(arrival)
+                    if plain is None:
+                        self._handle(arrival)
+                    else:
+                        self._answer(arrival, plain)
+                finally:
+                    intake.finish(arrival)
         finally:
             poller.close()
 
-    def _accept(self, listener: socket.socket) -> None:
+    def _handle(self, arrival: Arrival) -> None:
+        """The sync worker's handling of one request, parsed from the bytes that came
+        (nothing more is read from the socket)."""
+        client, address, request = arrival.sock, arrival.address, None
         try:
-            client, address = listener.accept()
-        except (BlockingIOError, InterruptedError, ConnectionAbortedError):
-            return  # another thread or worker took it
-        except OSError as err:  # out of file descriptors or buffers: let some close
-            self.log.warning("accept failed: %s", err)
-            time.sleep(_BACK_OFF)
-            return
-        if _refused(address):
-            _pit.hold(client)
-            return
-        client.setblocking(True)
-        util.close_on_exec(client)
-        server = listener.getsockname()
-        plain = peek_plain_get(client, address, (str(server[0]), int(server[1])), SERVER)
-        if plain is None:
-            self.handle(listener, client, address)
-        else:
-            self._answer(client, plain)
+            parser = http.get_parser(self.cfg, [arrival.request], address)
+            request = next(parser)
+            self.handle_request(arrival.listener, request, client, address)
+        except (NoMoreData, StopIteration) as err:
+            self.log.debug("Closing connection: %s", err)
+        except OSError as err:
+            if err.errno not in _GONE:
+                self.log.exception("Socket error processing request.")
+        except BaseException as err:
+            self.handle_error(request, client, address, err)
 
-    def _answer(self, client: socket.socket, plain: PlainGet) -> None:
+    def _answer(self, arrival: Arrival, plain: PlainGet) -> None:
         """A plain ``GET /sparql`` without gunicorn's parser, in its access log."""
         environ = plain.environ
         environ["gunicorn.socket"] = environ.pop("werkzeug.socket")
         environ["SERVER_SOFTWARE"] = SERVER
         started = datetime.now()
         try:
-            answer = answer_plain_get(self.wsgi, client, plain, SERVER)
+            answer = answer_plain_get(self.wsgi, arrival.sock, plain, SERVER)
         except OSError:  # the client left: nobody to answer (gunicorn drops it too)
             return
-        finally:
-            util.close_graceful(client)
         self.nr += 1
         if self.nr >= self.max_requests:
             self.alive = False  # gunicorn's max_requests: this worker is replaced

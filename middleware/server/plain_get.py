@@ -2,14 +2,14 @@
 
 Werkzeug's request handler (the ``email`` header parser, its environ, its response
 writer, its drain after the response) costs about 0.2 ms a request, as much as the
-query. ``peek_plain_get`` looks at what the client has sent so far without taking it
-(``MSG_PEEK``) and accepts only the simplest request: a complete head of at most
+query. ``parse_plain_get`` reads a request that has arrived whole (``intake``) and
+accepts only the simplest: a complete head of at most
 ``HEAD_LIMIT`` bytes, ``GET /sparql?...`` in HTTP/1.0 or 1.1 with printable ASCII in
 the target, well-formed header lines (token names, no control characters, no folded
 lines, at most ``MAX_HEADERS``), no body, no ``Expect`` or ``Upgrade``, no forwarded
 scheme (gunicorn reads ``X-Forwarded-Proto`` from a proxy on loopback), nothing the
 ``/sparql`` fast path would pass on to Flask (``sparql_fast.plain_query``). Anything
-else, including a head still arriving, is left unread for the full handler.
+else goes to the full handler.
 """
 
 from __future__ import annotations
@@ -46,23 +46,18 @@ _REFUSED = frozenset(  # a body, or a scheme a proxy in front may set (gunicorn 
 
 @dataclass(frozen=True)
 class PlainGet:
-    """A request head the lean path serves: its length, request line and environ."""
+    """A request head the lean path serves: its request line and environ."""
 
-    length: int
     request_line: str
     environ: dict[str, Any]
 
 
-def peek_plain_get(
-    sock: socket.socket, client: tuple[Any, ...], server: tuple[str, int], software: str
+def parse_plain_get(
+    data: bytes, sock: socket.socket, client: Any, server: tuple[str, int], software: str
 ) -> PlainGet | None:
-    """The plain ``GET /sparql`` at the head of ``sock``'s input, unread; None for any
-    other request (left for the full handler)."""
-    try:
-        data = sock.recv(HEAD_LIMIT, socket.MSG_PEEK)
-    except OSError:
-        return None
-    end = data.find(b"\r\n\r\n")
+    """The plain ``GET /sparql`` ``data`` (a request come whole on ``sock``) starts
+    with; None for any other request (for the full handler)."""
+    end = data.find(b"\r\n\r\n", 0, HEAD_LIMIT)
     if end < 0:
         return None
     lines = data[:end].split(b"\r\n")
@@ -90,13 +85,13 @@ def peek_plain_get(
         environ[key] = f"{environ[key]},{value}" if key in environ else value
     if plain_query(environ) is None:
         return None
-    return PlainGet(end + 4, lines[0].decode("ascii"), environ)
+    return PlainGet(lines[0].decode("ascii"), environ)
 
 
 def _environ(
     target: str,
     protocol: str,
-    client: tuple[Any, ...],
+    client: Any,
     server: tuple[str, int],
     software: str,
     sock: socket.socket,
@@ -136,10 +131,8 @@ class PlainAnswer:
 
 
 def answer_plain_get(app: Any, sock: socket.socket, plain: PlainGet, software: str) -> PlainAnswer:
-    """Take ``plain``'s head off ``sock``, run ``app`` on it and send its response in
-    one write, worded as the servers word theirs (``Server: software``, ``Date``,
-    ``Connection: close``)."""
-    sock.recv(plain.length, socket.MSG_WAITALL)  # all of it arrived: it was peeked
+    """Run ``app`` on ``plain`` and send its response on ``sock`` in one write, worded
+    as the servers word theirs (``Server: software``, ``Date``, ``Connection: close``)."""
     started: list[Any] = []
     direct = DirectReply(software)  # the executor may answer on ``sock`` itself
     plain.environ[DIRECT] = direct

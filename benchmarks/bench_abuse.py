@@ -16,6 +16,14 @@ Reported: benign requests/s, p50 and p99, errors, per round and in all; the rati
 round; each abusive answer's status; the peak resident memory of the service and its
 executors together (sampled every 0.1 s from /proc).
 
+``--newcomers N`` measures something else: N new callers, each with an API key of its
+own used once, send a short query every quarter second, first with nobody else
+there, then beside two runaway clients, each sending a COUNT over a triple cross
+product again as soon as the last one ended, each time with a fresh key (so the
+penalty box, which holds a key whose query ran to its timeout, never stops them).
+Reported: the newcomers' p50, p95 and slowest wait in each phase, their statuses, and
+the runaways' statuses.
+
 ``--sockets N`` replaces the query corpus with N sockets that hold connections open
 without a whole request (a slowloris): a third idle, a third with half a request head,
 a third sending a declared 9,000-byte body 16 bytes every half second; one the service
@@ -58,17 +66,15 @@ QUERY = "SELECT ?p ?o WHERE {{ <{entity}> ?p ?o }} LIMIT 100"
 ACCEPT = "application/sparql-results+json"
 
 
-def request(port: int, query: str, source: str = "127.0.0.1") -> int:
+def request(port: int, query: str, source: str = "127.0.0.1", key: str | None = None) -> int:
     connection = http.client.HTTPConnection(
         "127.0.0.1", port, timeout=120, source_address=(source, 0)
     )
     body = urlencode({"query": query})
-    connection.request(
-        "POST",
-        "/sparql",
-        body=body,
-        headers={"Accept": ACCEPT, "Content-Type": "application/x-www-form-urlencoded"},
-    )
+    headers = {"Accept": ACCEPT, "Content-Type": "application/x-www-form-urlencoded"}
+    if key:
+        headers["Authorization"] = f"Bearer {key}"
+    connection.request("POST", "/sparql", body=body, headers=headers)
     response = connection.getresponse()
     response.read()
     connection.close()
@@ -271,6 +277,79 @@ class Phase:
         return figures
 
 
+RUNAWAY = "SELECT (COUNT(*) AS ?n) WHERE { ?a ?b ?c . ?d ?e ?f . ?g ?h ?i }"
+SHORT = "ASK { ?s ?p ?o }"
+
+
+def newcomers(store: str, count: int, workers: int) -> None:
+    """New callers' short queries, alone and beside two keys' runaways."""
+    keys = [f"newcomer-{n}" for n in range(2 * count)]
+    runaway_keys = [f"runaway-{n}" for n in range(20 * count)]
+    port = free_port()
+    env = {"KGMW_TIMEOUT": "5", "KGMW_SERVER_API_KEYS": ",".join([*runaway_keys, *keys])}
+    server = start_kgmw_serve(store, port, workers=workers, env=env)
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            with contextlib.suppress(OSError, http.client.HTTPException):
+                if request(port, "ASK {}", key=keys[0]) == 200:
+                    break
+            time.sleep(0.3)
+        results = {}
+        for phase, runaways in (("alone", False), ("beside two runaways", True)):
+            stop = threading.Event()
+            runaway_statuses: Counter[str] = Counter()
+
+            def run_away(
+                first: int,
+                stop: threading.Event = stop,
+                runaway_statuses: Counter[str] = runaway_statuses,
+            ) -> None:
+                turn = first
+                while not stop.is_set():
+                    key = runaway_keys[turn % len(runaway_keys)]
+                    turn += 2
+                    try:
+                        runaway_statuses[str(request(port, RUNAWAY, key=key))] += 1
+                    except (OSError, http.client.HTTPException) as err:
+                        runaway_statuses[type(err).__name__] += 1
+
+            threads = [
+                threading.Thread(target=run_away, args=(first,))
+                for first in ((0, 1) if runaways else ())
+            ]
+            for thread in threads:
+                thread.start()
+            time.sleep(1.0 if runaways else 0.0)  # the runaways are under way
+            waits: list[float] = []
+            statuses: Counter[str] = Counter()
+            mine = keys[:count] if not runaways else keys[count:]
+            for key in mine:
+                began = time.perf_counter()
+                try:
+                    statuses[str(request(port, SHORT, key=key))] += 1
+                except (OSError, http.client.HTTPException) as err:
+                    statuses[type(err).__name__] += 1
+                waits.append((time.perf_counter() - began) * 1000)
+                time.sleep(0.25)
+            stop.set()
+            for thread in threads:
+                thread.join(30)
+            results[phase] = {
+                "newcomers": len(waits),
+                "p50_ms": round(percentile(waits, 50), 1),
+                "p95_ms": round(percentile(waits, 95), 1),
+                "max_ms": round(max(waits), 1),
+                "statuses": dict(statuses),
+                "runaway_statuses": dict(runaway_statuses),
+            }
+            print(phase, results[phase], flush=True)
+        save("abuse_newcomers", {"store": store, "workers": workers, **results})
+    finally:
+        server.terminate()
+        server.wait(10)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--store", required=True)
@@ -289,7 +368,13 @@ def main() -> None:
     parser.add_argument(
         "--sockets", type=int, default=0, help="N idle and slow sockets instead of the queries"
     )
+    parser.add_argument(
+        "--newcomers", type=int, default=0, help="N new callers beside two runaways instead"
+    )
     args = parser.parse_args()
+    if args.newcomers:
+        newcomers(args.store, args.newcomers, args.workers)
+        return
     store = LocalStore(args.store, read_only=True)
     entities = [r["s"].value for r in store._run("SELECT DISTINCT ?s { ?s ?p ?o } LIMIT 5000").rows]
     store.close()

@@ -72,7 +72,7 @@ def outcome_of(status: int | None, error: BaseException | str | None) -> str:
         return "answered"
     if any(word in text for word in ("unreachable", "refused (os error", "os error")):
         return "engine called out, met no network"
-    refusals = ("not a valid", "not allowed", "glued", "cannot run this query")
+    refusals = ("not a valid", "not allowed", "glued", "reads as", "cannot run this query")
     if status == 400 or isinstance(error, BadRequest) or any(w in text for w in refusals):
         return "refused, or not SPARQL the engine reads"
     return f"other ({status or type(error).__name__}: {text[:60]})"

@@ -6,6 +6,8 @@ from __future__ import annotations
 import threading
 import time
 
+from middleware.errors import RateLimited
+from middleware.kg.executors.pool import QueryPool
 from middleware.kg.executors.queue import TieredQueue, TrackRecord
 
 
@@ -75,3 +77,37 @@ def test_a_newcomer_is_not_held_back_by_other_newcomers() -> None:
     free.put("b")
     assert free.get(1, timeout=1) is not None
     assert free.get(1, timeout=1) is not None  # newcomers are not limited
+
+
+class _Process:
+    def __init__(self) -> None:
+        self.killed = 0
+
+    def kill(self) -> None:
+        self.killed += 1
+
+
+class _Handle:
+    """What ``QueryPool._stop`` reads of an executor."""
+
+    def __init__(self, job: int, running: bool) -> None:
+        self.lock = threading.Lock()
+        self.job = job
+        self.started: float | None = 1.0 if running else None
+        self.stopped_for: object = None
+        self.process = _Process()
+
+
+def test_the_watch_stops_only_the_job_it_looked_at() -> None:
+    """The watch decides on what it saw; by the time it acts, the executor may have
+    finished that query or taken the next caller's: that one is not stopped (it used to
+    be, and its caller got "crashed its executor" and a penalty)."""
+    reason = RateLimited("no room", retry_after=1)
+    moved_on = _Handle(job=8, running=True)
+    QueryPool._stop(None, moved_on, 7, reason)  # type: ignore[arg-type]
+    finished = _Handle(job=7, running=False)
+    QueryPool._stop(None, finished, 7, reason)  # type: ignore[arg-type]
+    assert moved_on.process.killed == finished.process.killed == 0
+    still = _Handle(job=7, running=True)
+    QueryPool._stop(None, still, 7, reason)  # type: ignore[arg-type]
+    assert still.process.killed == 1 and still.stopped_for is reason

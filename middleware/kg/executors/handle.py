@@ -7,6 +7,7 @@ import contextlib
 import os
 import select
 import socket
+import threading
 import time
 from multiprocessing.connection import Connection
 from multiprocessing.process import BaseProcess
@@ -31,6 +32,8 @@ class ExecutorHandle:
         self.timeout = 0.0  # its current query's timeout
         self.long = False  # its query ran past LONG_AFTER and was given way
         self.stopped_for: MiddlewareError | None = None  # why the watch killed it
+        self.job = 0  # how many jobs it has been given: the watch stops only the one it saw
+        self.lock = threading.Lock()  # held while a job starts or ends, and while it is stopped
 
     def answered(self, timeout: float, caller: socket.socket | None = None) -> str:
         """ "reply" once the executor has written (a reply, or EOF), "timeout" after

@@ -100,8 +100,10 @@ class QueryPool:
         self._failed_starts = 0
         self._ready = threading.Event()  # the first executor said how it is isolated
         self.broken: str | None = None  # why executors cannot start, once they cannot
+        self._spare: ExecutorHandle | None = None  # started and ready, for the next replacement
         for _ in range(self.workers):
             self._start()
+        self._start(spare=True)
         threading.Thread(target=self._watch, daemon=True, name="kgmw-query-watch").start()
 
     def wait_ready(self, timeout: float = START_TIMEOUT) -> str | None:
@@ -153,7 +155,9 @@ class QueryPool:
         penalties: Penalties,
     ) -> Any:
         timeout = job[3]
-        executor.started, executor.long, executor.stopped_for = time.monotonic(), False, None
+        with executor.lock:  # a new job: the watch's view of the last one no longer holds
+            executor.job += 1
+            executor.started, executor.long, executor.stopped_for = time.monotonic(), False, None
         executor.timeout = timeout
         try:
             if delivery is None:
@@ -170,7 +174,8 @@ class QueryPool:
                 outcome = executor.answered(max(0.0, left))
                 if outcome == "reply":
                     executor.conn.recv()
-                    executor.started = None
+                    with executor.lock:
+                        executor.started = None
                     self._idle.put(executor)
                     raise ClientGone("the caller closed its connection before the answer")
             if outcome == "gone":  # a long query nobody waits for: stop it, as a strike
@@ -194,8 +199,12 @@ class QueryPool:
             if not isinstance(reason, RateLimited):  # the service's capacity: no fault
                 penalties.punish(client)
             raise (reason or lost(code, self.memory_mb, timeout)) from None
-        executor.started = None
-        if executor.long:  # it gave way with nice 19, which cannot be undone: retire it
+        with executor.lock:
+            executor.started = None
+            stopped = executor.stopped_for
+        if stopped is not None:  # the watch killed it just as it answered: replace it
+            self._replace(executor)
+        elif executor.long:  # it gave way with nice 19, which cannot be undone: retire it
             self.record.slow(client)
             self._replace(executor)
         else:
@@ -220,6 +229,7 @@ class QueryPool:
                 executors = list(self._all)
             now = time.monotonic()
             busy = [e for e in executors if e.started is not None and e.stopped_for is None]
+            jobs = {id(e): e.job for e in busy}  # what each was running when looked at
             for executor in busy:
                 if not executor.long and now - (executor.started or now) > LONG_AFTER:
                     executor.long = True
@@ -229,13 +239,14 @@ class QueryPool:
             while len(longs) > max(1, self.workers - 1):
                 newest = longs.pop()
                 free_in = min((e.started or now) + e.timeout - now for e in longs) if longs else 1
-                self._stop(newest, no_room(len(longs), free_in))
+                self._stop(newest, jobs[id(newest)], no_room(len(longs), free_in))
             if self.total_mb and busy:
                 sizes = {id(e): e.rss() for e in executors}
                 if sum(sizes.values()) > self.total_mb << 20:
                     largest = max(busy, key=lambda e: sizes[id(e)])
                     self._stop(
                         largest,
+                        jobs[id(largest)],
                         BadRequest(
                             f"the query needed more memory than the executors' shared "
                             f"{self.total_mb} MB allow",
@@ -243,10 +254,15 @@ class QueryPool:
                         ),
                     )
 
-    def _stop(self, executor: ExecutorHandle, reason: MiddlewareError) -> None:
-        executor.stopped_for = reason
-        with contextlib.suppress(OSError):
-            executor.process.kill()
+    def _stop(self, executor: ExecutorHandle, job: int, reason: MiddlewareError) -> None:
+        """Kill ``executor`` for ``reason`` if it still runs ``job``: one that finished
+        meanwhile, or took the next caller's query, is left alone."""
+        with executor.lock:
+            if executor.job != job or executor.started is None or executor.stopped_for:
+                return
+            executor.stopped_for = reason
+            with contextlib.suppress(OSError):
+                executor.process.kill()
 
     def _take(self, wait: float, tier: int) -> ExecutorHandle:
         executor = self._idle.get(tier, wait, give_up=lambda: self.broken is not None)
@@ -284,7 +300,9 @@ class QueryPool:
         with self._lock:
             return [e.process.pid for e in self._all if e.process.pid is not None]
 
-    def _start(self) -> None:
+    def _start(self, *, spare: bool = False) -> None:
+        """One more executor; a ``spare`` waits, ready, to take the place of the next one
+        stopped, so a replacement costs no start (about 0.2 s) at the moment it is needed."""
         ours, theirs = CONTEXT.Pipe()
         handles, their_handles = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
         process = ExecutorProcess(
@@ -299,9 +317,9 @@ class QueryPool:
         executor = ExecutorHandle(process, ours, handles)
         with self._lock:
             self._all.append(executor)
-        threading.Thread(target=self._await_ready, args=(executor,), daemon=True).start()
+        threading.Thread(target=self._await_ready, args=(executor, spare), daemon=True).start()
 
-    def _await_ready(self, executor: ExecutorHandle) -> None:
+    def _await_ready(self, executor: ExecutorHandle, spare: bool) -> None:
         try:
             said = executor.conn.recv() if executor.conn.poll(START_TIMEOUT) else None
         except (EOFError, OSError):
@@ -313,7 +331,12 @@ class QueryPool:
             self.isolation, self.unisolated = said[1], said[2] or None
             self._ready.set()
             self._failed_starts = 0
-            self._idle.put(executor)
+            with self._lock:
+                kept = spare and self._spare is None
+                if kept:
+                    self._spare = executor
+            if not kept:
+                self._idle.put(executor)
             return
         self._failed_starts += 1
         if isinstance(said, tuple) and said[0] == "failed":  # it could not open the store
@@ -337,6 +360,9 @@ class QueryPool:
             if executor in self._all:
                 self._all.remove(executor)
             self.replaced += 1
+            spare, self._spare = self._spare, None
         if not self._closed:
-            self._start()
+            if spare is not None:
+                self._idle.put(spare)  # ready now; a new spare starts behind it
+            self._start(spare=spare is not None)
         return executor.process.exitcode

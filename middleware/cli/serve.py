@@ -154,6 +154,8 @@ def _run_gunicorn(settings: Settings) -> None:
                 "limit_request_line": 8190,
                 "limit_request_fields": 100,
                 "sendfile": False,  # writes, bounded by server_send_timeout
+                # no control socket: one path per user, shared by every service it runs
+                "control_socket_disable": True,
                 "accesslog": "-",
                 "child_exit": _child_exit,
             }

@@ -64,6 +64,7 @@ class SourceSettings:
         30.0,
         "Seconds one SPARQL query may take before it fails with EndpointTimeout.",
         minimum=0.001,
+        maximum=86_400,
     )
     retries: int = setting(
         3,

@@ -15,6 +15,7 @@ range, help), the one description the loader, the CLI and the docs all read.
 from __future__ import annotations
 
 import dataclasses
+import math
 import types
 import typing
 from dataclasses import dataclass
@@ -106,7 +107,10 @@ class Setting:
                 raise ValueError(value)
             if self.type in (int, float) and isinstance(value, bool):
                 raise ValueError(value)
-            return self.type(value)
+            converted = self.type(value)
+            if self.type is float and not math.isfinite(converted):
+                raise ValueError(value)  # nan and inf compare false with every bound
+            return converted
         except (TypeError, ValueError) as err:
             raise ConfigError(
                 f"setting {self.name!r} from {origin}: {value!r} is not a valid {self.type.__name__}",

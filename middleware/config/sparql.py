@@ -18,6 +18,14 @@ class SparqlSettings:
         "Most rows or triples the /sparql proxy returns; longer results are cut and marked.",
         minimum=1,
     )
+    sparql_max_result_mb: int = setting(
+        32,
+        "Largest caller query result in MB, however few its rows (one row may hold a long "
+        "string): past it the query is refused (413), so no result fills the service's "
+        "memory while a slow client reads it.",
+        minimum=1,
+        maximum=4096,
+    )
     sparql_service_allowlist: str | None = setting(
         None,
         "Comma-separated endpoint URLs a caller's query (/sparql, `kgmw query`, kg_sparql, "

@@ -28,7 +28,9 @@ from middleware.server.state import ServiceState
 from middleware.text.linking import EntityLinker
 from middleware.text.verbalize import Verbalizer
 
-CALLER = "mcp"  # the caller id of MCP queries in the proxy's penalty box
+# MCP queries have no caller id: the penalty box is the HTTP service's, and one stopped
+# query must not lock every MCP client out (the limits and executors still hold)
+CALLER = ""
 BASE_IRI = "urn:kgmw:mcp"  # relative IRIs in queries resolve against this (or sparql_base_iri)
 DIRECTIONS = ("both", "out", "in")
 

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from middleware.errors import EndpointError
 from middleware.kg.executors.delivery import Written
+from middleware.kg.executors.tasks import check_size
 from middleware.serialize.native_results import NATIVE_FORMATS, write_native
 from middleware.serialize.sparql_results import write_result
 
@@ -26,8 +27,24 @@ def write_query(
     timeout: float,
     max_rows: int | None,
     dataset: QueryDataset | None,
+    max_bytes: int | None = None,
 ) -> Written:
-    """``text``'s result on ``store`` as the body of a response in format ``fmt``."""
+    """``text``'s result on ``store`` as the body of a response in format ``fmt``, at
+    most ``max_bytes`` long."""
+    written = _write(store, text, fmt, timeout, max_rows, dataset)
+    if max_bytes is not None:
+        check_size(len(written.body), max_bytes)
+    return written
+
+
+def _write(
+    store: LocalStore,
+    text: str,
+    fmt: str,
+    timeout: float,
+    max_rows: int | None,
+    dataset: QueryDataset | None,
+) -> Written:
     if fmt in NATIVE_FORMATS:
         try:
             body = write_native(store.engine_result(text, dataset), fmt, max_rows=max_rows)

@@ -124,7 +124,13 @@ def answer(
             ran = pool.run(
                 write_query,
                 guarded.text,
-                (fmt, timeout, settings.sparql_max_rows, dataset or None),
+                (
+                    fmt,
+                    timeout,
+                    settings.sparql_max_rows,
+                    dataset or None,
+                    settings.sparql_max_result_mb << 20,
+                ),
                 timeout=timeout,
                 client=caller,
                 caller=client,

@@ -93,3 +93,11 @@ def test_no_method_reads_another_methods_table() -> None:
         }
         own = {owners[k] for k in owners if k in path.parts or path.stem == k}
         assert not (used & tables) - own, f"{path.name} reads {sorted((used & tables) - own)}"
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-inf", "1e9"])
+def test_a_timeout_must_be_a_finite_number_of_seconds_within_a_day(value: str) -> None:
+    """nan and inf compare false with every bound, and a huge timeout overflowed the
+    executors' poll (a traceback from `kgmw query`, a 500 from every /sparql request)."""
+    with pytest.raises(ConfigError, match="'timeout' from KGMW_TIMEOUT"):
+        Settings.load(config_path=None, env={"KGMW_TIMEOUT": value})

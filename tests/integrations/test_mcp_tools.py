@@ -7,7 +7,13 @@ from collections.abc import Iterator
 import pytest
 
 from middleware.config import Settings
-from middleware.errors import BadRequest, NotFound, QueryTooComplex, ReadOnlyViolation
+from middleware.errors import (
+    BadRequest,
+    EndpointTimeout,
+    NotFound,
+    QueryTooComplex,
+    ReadOnlyViolation,
+)
 from middleware.integrations.mcp_tools import GraphTools
 from middleware.kg.sample import sample_store
 from middleware.server.state import ServiceState
@@ -58,6 +64,22 @@ def test_sparql_keeps_the_proxys_guard(tools: GraphTools) -> None:
     deep = "SELECT * WHERE " + "{ " * 100 + "?s ?p ?o" + " }" * 100
     with pytest.raises(QueryTooComplex):
         tools.sparql(deep)
+
+
+def test_a_stopped_query_does_not_lock_the_mcp_tool_out() -> None:
+    """MCP queries have no caller in the penalty box: after one runs to its timeout,
+    the next is answered (they used to share one id, all refused for a minute)."""
+    settings = Settings.load(
+        config_path=None, env={}, overrides={"timeout": 1.0, "sparql_penalty": 60.0}
+    )
+    state = ServiceState(settings, llm=rok_script(), graphs={"sample": sample_store()})
+    tools = GraphTools(state)
+    try:
+        with pytest.raises(EndpointTimeout):
+            tools.sparql("SELECT (COUNT(*) AS ?n) WHERE { ?a ?b ?c . ?d ?e ?f . ?g ?h ?i }")
+        assert tools.sparql("ASK { ?s ?p ?o }")["boolean"] is True
+    finally:
+        state.close()
 
 
 def test_sparql_caps_rows_at_the_proxy_limit(tools: GraphTools) -> None:

@@ -8,7 +8,7 @@ import time
 import pytest
 
 from middleware.config import Settings
-from middleware.errors import ConfigError, EndpointTimeout
+from middleware.errors import ConfigError, EndpointTimeout, PayloadTooLarge
 from middleware.integrations.langchain_tools import kg_tools
 from middleware.kg.backends.local import LocalStore
 from middleware.kg.executors.limits import ExecutorLimits
@@ -69,3 +69,31 @@ def test_no_executors_means_no_caller_sparql() -> None:
     store = LocalStore(executors=ExecutorLimits(workers=0))
     with pytest.raises(ConfigError, match="sparql_executors is 0"):
         store.query("ASK {}")
+
+
+def doubled(times: int) -> str:
+    """A one-row SELECT whose one value is 100 characters doubled ``times`` times."""
+    binds = " ".join(f"BIND(CONCAT(?v{n}, ?v{n}) AS ?v{n + 1})" for n in range(times))
+    return f'SELECT ?v{times} WHERE {{ BIND("{"x" * 100}" AS ?v0) {binds} }}'
+
+
+def test_a_result_past_its_size_cap_is_refused_however_few_its_rows() -> None:
+    store = LocalStore(executors=ExecutorLimits(result_mb=1))
+    store.load_text("<http://e/a> <http://e/p> <http://e/b> .\n", name="a.nt")
+    assert len(store.query(doubled(12)).rows[0]["v12"].value) == 100 << 12  # 400 kB: fine
+    with pytest.raises(PayloadTooLarge, match="sparql_max_result_mb"):
+        store.query(doubled(14))  # 1.6 MB in one row
+    store.close()
+
+
+def test_the_service_refuses_a_result_past_its_size_cap(sample: LocalStore) -> None:
+    from middleware.server import create_app
+
+    app = create_app(
+        Settings.load(config_path=None, env={}, overrides={"sparql_max_result_mb": 1}),
+        graphs={"sample": sample},
+    )
+    client = app.test_client()
+    refused = client.post("/sparql", data={"query": doubled(14)})
+    assert refused.status_code == 413 and "sparql_max_result_mb" in refused.get_json()["hint"]
+    assert client.post("/sparql", data={"query": doubled(12)}).status_code == 200

@@ -79,6 +79,33 @@ def test_a_newcomer_is_not_held_back_by_other_newcomers() -> None:
     assert free.get(1, timeout=1) is not None  # newcomers are not limited
 
 
+def test_a_caller_with_a_query_running_waits_behind_one_without() -> None:
+    """One key floods with quick queries in parallel: it is a regular (tier 0), yet a
+    newcomer with nothing running is served before its next one."""
+    free: TieredQueue[str] = TieredQueue(limited_tier=2, limit=1)
+    free.put("a")
+    assert free.get(0, timeout=1, caller="key:flood") == "a"  # the flood holds one
+    served: list[str] = []
+
+    def wait(caller: str, tier: int) -> None:
+        item = free.get(tier, timeout=10, caller=caller)
+        served.append(f"{caller}:{item}")
+
+    flood = threading.Thread(target=wait, args=("key:flood", 0))
+    flood.start()
+    time.sleep(0.05)
+    newcomer = threading.Thread(target=wait, args=("key:new", 1))
+    newcomer.start()
+    time.sleep(0.05)
+    free.put("b")
+    newcomer.join(5)
+    assert served == ["key:new:b"]
+    free.done(0, "key:flood")  # the flood's first query is through: its second goes
+    free.put("a")
+    flood.join(5)
+    assert served == ["key:new:b", "key:flood:a"]
+
+
 class _Process:
     def __init__(self) -> None:
         self.killed = 0

@@ -9,6 +9,8 @@ parse runs.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 import rdflib
 
@@ -81,3 +83,21 @@ def test_rdflib_refuses_a_service_in_its_own_parse(listener: Listener) -> None:
             graph.query(query)
     assert settle(listener) == 0
     assert graph.query("SELECT * WHERE { ?s ?p ?o }").rows == []
+
+
+def test_rdflib_refuses_from_and_from_named(listener: Listener, tmp_path: Path) -> None:
+    """rdflib would fetch every FROM / FROM NAMED IRI itself: a listener, or a file."""
+    secret = tmp_path / "private.nt"
+    secret.write_text('<http://e/a> <http://e/p> "secret" .\n')
+    dataset = rdflib.Dataset()
+    dataset.parse(data="<http://e/a> <http://e/p> <http://e/b> .", format="nt")
+    graph = RdflibGraph(dataset)
+    for clause in (
+        f"FROM <{listener.url}>",
+        f"FROM NAMED <{listener.url}>",
+        f"FROM <{secret.as_uri()}>",
+    ):
+        with pytest.raises(BadRequest, match="FROM"):
+            graph.query(f"SELECT * {clause} WHERE {{ ?s ?p ?o }}")
+    assert settle(listener) == 0
+    assert len(graph.query("SELECT * WHERE { ?s ?p ?o }").rows) == 1

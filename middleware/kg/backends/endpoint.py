@@ -300,7 +300,7 @@ class SparqlEndpoint(GraphOperations):
     def _timeout(self, timeout: float) -> EndpointTimeout:
         return EndpointTimeout(
             f"endpoint {self.url} did not answer within {timeout:g} s",
-            hint="simplify the query or raise --timeout",
+            hint="simplify the query, or raise the timeout setting (--timeout, KGMW_TIMEOUT)",
             endpoint=self.url,
         )
 

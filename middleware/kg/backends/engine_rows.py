@@ -37,7 +37,7 @@ def read_result(
             if count % _TIME_CHECK_EVERY == 0 and time.monotonic() > deadline:
                 raise EndpointTimeout(
                     f"local store {source!r}: query ran past its timeout",
-                    hint="narrow the query or raise --timeout",
+                    hint="narrow the query, or raise the timeout setting (--timeout, KGMW_TIMEOUT)",
                 )
             rows.append({name: solution[name] for name in variables if solution[name] is not None})
         return QueryResult("select", variables=variables, rows=rows)

@@ -103,13 +103,20 @@ class RdflibGraph(GraphOperations):
         dataset: QueryDataset | None,
         policy: QueryPolicy,
     ) -> QueryResult:
-        """rdflib makes SERVICE calls in this process: the query is parsed once, every
-        SERVICE in the parsed algebra (what rdflib will evaluate) must be allowed, and
-        that same parsed query runs."""
+        """rdflib fetches in this process: the endpoint of a SERVICE, and the IRI of every
+        FROM and FROM NAMED (over HTTP, or a file: IRI from disk). The query is parsed
+        once; a dataset clause is refused, every SERVICE in the parse (what rdflib will
+        evaluate) must be allowed, and that same parse runs."""
         try:
             parsed = prepareQuery(sparql)
         except Exception as err:  # rdflib's parser raises many unrelated types
             raise BadRequest(f"rdflib could not parse the query: {err}") from err
+        if parsed.algebra.get("datasetClause"):
+            raise BadRequest(
+                f"rdflib graph {self.name!r} does not take FROM or FROM NAMED: rdflib would "
+                "fetch each named IRI (from the web, or a file: IRI from disk)",
+                hint="name the graphs of the dataset in the query with GRAPH",
+            )
         for endpoint in services_in(parsed.algebra):
             if endpoint not in policy.services:
                 raise BadRequest(

@@ -9,6 +9,7 @@ a ``Snapshot``. The store's own templates (neighbours, paths) still run in-proce
 from __future__ import annotations
 
 import atexit
+import dataclasses
 import functools
 import threading
 import weakref
@@ -80,11 +81,7 @@ class CallerQueries:
         missing = tuple(url for url in services if url not in self.limits.services)
         if missing:
             limits = self.limits
-            self.configure(
-                ExecutorLimits(
-                    limits.workers, limits.memory_mb, limits.total_mb, limits.services + missing
-                )
-            )
+            self.configure(dataclasses.replace(limits, services=limits.services + missing))
 
     def pool(self) -> QueryPool:
         """The executors over the store as it is now (started on first use)."""
@@ -119,7 +116,10 @@ class CallerQueries:
         dataset: QueryDataset | None,
     ) -> QueryResult:
         """``text`` (checked already) on the store, in an executor."""
-        result = self.pool().run(run_query, text, (timeout, max_rows, dataset), timeout=timeout)
+        cap = self.limits.result_mb << 20
+        result = self.pool().run(
+            run_query, text, (timeout, max_rows, dataset, cap), timeout=timeout
+        )
         assert isinstance(result, QueryResult)
         return result
 

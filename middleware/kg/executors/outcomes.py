@@ -22,7 +22,7 @@ def lost(code: int | None, memory_mb: int, timeout: float) -> MiddlewareError:
     if code == EXIT_OVERRAN:  # the executor's own clock stopped it
         return EndpointTimeout(
             f"the query ran past its {timeout:g} s timeout; its executor stopped itself",
-            hint="narrow the query, or raise --timeout",
+            hint="narrow the query, or raise the timeout setting (--timeout, KGMW_TIMEOUT)",
         )
     if code is not None and code in (-6, 134):  # abort: an allocation past the cap
         return BadRequest(

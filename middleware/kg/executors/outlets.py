@@ -175,6 +175,8 @@ class Forwarder:
             upstream.sendall(rest)
             self.forwarded += 1
             _pump_both(relay, upstream)
+            with contextlib.suppress(OSError):  # the executor is done (or was killed):
+                upstream.shutdown(socket.SHUT_RDWR)  # so is the endpoint's answer
         except (OSError, ValueError):
             self.refused += 1
         finally:
@@ -232,11 +234,10 @@ def _check_request_line(line: bytes, target: Target) -> None:
 
 
 def _pump_both(a: socket.socket, b: socket.socket) -> None:
-    """Copy bytes both ways until either side closes."""
-    other = threading.Thread(target=_pump, args=(b, a), daemon=True)
-    other.start()
+    """Copy bytes both ways; back once ``a`` has nothing more to send (the other way
+    ends when ``b`` closes, or when the caller closes ``b``)."""
+    threading.Thread(target=_pump, args=(b, a), daemon=True).start()
     _pump(a, b)
-    other.join()
 
 
 def _pump(source: socket.socket, sink: socket.socket) -> None:

@@ -44,6 +44,7 @@ from middleware.kg.sparql_guard import refuse_service_words
 
 START_TIMEOUT = 60.0  # seconds an executor may take to import and open the store
 START_FAILURES = 3  # executors in a row that die before they are ready: stop trying
+STOP_GRACE = 1.0  # seconds past its timeout a query gets (its own error first), then is killed
 LONG_AFTER = 0.1  # seconds after which a query is long: it yields the CPU (nice 19)
 WATCH_EVERY = 0.05
 SENT_GRACE = 0.05  # seconds to wait for an executor's reply after its caller closed
@@ -132,7 +133,7 @@ class QueryPool:
         if caller is not None and closed(caller, 0):
             raise ClientGone("the caller closed its connection before its query ran")
         tier = self.record.tier(client)
-        executor = self._take(timeout + START_TIMEOUT, tier)
+        executor = self._take(timeout, tier, client)
         try:
             if executor.isolation is None:  # no namespace here: SERVICE is refused by text
                 try:
@@ -143,7 +144,7 @@ class QueryPool:
             job = (task, text, args, timeout)
             return self._run_on(executor, job, client, caller, delivery, penalties)
         finally:
-            self._idle.done(tier)
+            self._idle.done(tier, client)
 
     def _run_on(
         self,
@@ -165,12 +166,12 @@ class QueryPool:
             else:  # the connection first: the executor takes it as soon as it has the job
                 socket.send_fds(executor.handles, [b"c"], [delivery.sock.fileno()])
                 executor.conn.send((*job, (delivery.head, delivery.cut)))
-            outcome = executor.answered(timeout + 1.0, caller)
+            outcome = executor.answered(timeout + STOP_GRACE, caller)
             if outcome == "gone" and delivery is not None:  # left once it had its answer?
                 outcome = "reply" if executor.answered(SENT_GRACE) == "reply" else "gone"
             if outcome == "gone" and not executor.long:
                 # a short query: let it finish (stopping it costs more than it does)
-                left = timeout + 1.0 - (time.monotonic() - (executor.started or 0.0))
+                left = timeout + STOP_GRACE - (time.monotonic() - (executor.started or 0.0))
                 outcome = executor.answered(max(0.0, left))
                 if outcome == "reply":
                     executor.conn.recv()
@@ -189,7 +190,7 @@ class QueryPool:
                 penalties.punish(client)
                 raise EndpointTimeout(
                     f"the query ran past its {timeout:g} s timeout; its executor was stopped",
-                    hint="narrow the query, or raise --timeout",
+                    hint="narrow the query, or raise the timeout setting (--timeout, KGMW_TIMEOUT)",
                 )
             message = executor.conn.recv()
         except (EOFError, OSError, BrokenPipeError):
@@ -238,7 +239,8 @@ class QueryPool:
             longs = sorted((e for e in busy if e.long), key=lambda e: e.started or now)
             while len(longs) > max(1, self.workers - 1):
                 newest = longs.pop()
-                free_in = min((e.started or now) + e.timeout - now for e in longs) if longs else 1
+                ends = [(e.started or now) + e.timeout + STOP_GRACE - now for e in longs]
+                free_in = min(ends) + 0.5 if ends else 1.0  # when the first is stopped for sure
                 self._stop(newest, jobs[id(newest)], no_room(len(longs), free_in))
             if self.total_mb and busy:
                 sizes = {id(e): e.rss() for e in executors}
@@ -264,12 +266,17 @@ class QueryPool:
             with contextlib.suppress(OSError):
                 executor.process.kill()
 
-    def _take(self, wait: float, tier: int) -> ExecutorHandle:
-        executor = self._idle.get(tier, wait, give_up=lambda: self.broken is not None)
+    def _take(self, wait: float, tier: int, client: str) -> ExecutorHandle:
+        """An idle executor within ``wait`` seconds (more while the first still starts)."""
+        if not self._ready.is_set():
+            wait += START_TIMEOUT
+        executor = self._idle.get(
+            tier, wait, give_up=lambda: self.broken is not None, caller=client
+        )
         if self.broken is not None:
             if executor is not None:
                 self._idle.put(executor)
-                self._idle.done(tier)
+                self._idle.done(tier, client)
             raise ConfigError(
                 f"the query executors cannot start: {self.broken}",
                 hint="raise sparql_executor_memory",

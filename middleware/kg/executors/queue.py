@@ -2,8 +2,10 @@
 
 When every executor is busy, requests wait. First come, first served would let a burst
 of callers with runaway queries hold up everyone else for as long as it takes to stop
-each runaway in turn. Instead there are three tiers, served in order, and within a
-tier the first to ask is served first:
+each runaway in turn, and one caller with many queries in flight take every executor
+in turn. Instead a caller with no query running goes ahead of one with queries
+running; then there are three tiers, served in order, and within a tier the first to
+ask is served first:
 
 - 0, regulars: the caller's last ``trusted_after`` queries all finished quickly;
 - 1, newcomers: nothing known about the caller;
@@ -23,11 +25,10 @@ runaways.
 
 from __future__ import annotations
 
-import heapq
 import itertools
 import threading
 import time
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from collections.abc import Callable
 from typing import Generic, TypeVar
 
@@ -77,16 +78,18 @@ class TrackRecord:
 
 
 class TieredQueue(Generic[Item]):
-    """Items handed to waiters by (tier, arrival): lower tiers first; waiters of
-    ``limited_tier`` and above hold at most ``limit`` items at once (each given back
-    with ``done``)."""
+    """Items handed to waiters one caller at a time: a waiter whose caller holds fewer
+    items now goes first (a caller with queries in flight waits behind one with none),
+    then the lower tier, then the first to ask. Waiters of ``limited_tier`` and above
+    hold at most ``limit`` items at once. Each item got is given back with ``done``."""
 
     def __init__(self, limited_tier: int = 1, limit: int | None = None) -> None:
         self.limited_tier = limited_tier
         self.limit = limit
         self._limited_holding = 0
+        self._holding: Counter[str] = Counter()  # items each caller holds now
         self._items: list[Item] = []
-        self._waiting: list[tuple[int, int]] = []  # a heap of (tier, ticket)
+        self._waiting: list[tuple[int, int, str]] = []  # (tier, ticket, caller)
         self._tickets = itertools.count()
         self._ready = threading.Condition()
 
@@ -96,34 +99,50 @@ class TieredQueue(Generic[Item]):
             self._ready.notify_all()
 
     def get(
-        self, tier: int, timeout: float, give_up: Callable[[], bool] = lambda: False
+        self,
+        tier: int,
+        timeout: float,
+        give_up: Callable[[], bool] = lambda: False,
+        caller: str = "",
     ) -> Item | None:
-        """An item once this waiter leads its tier and nobody of a lower tier waits;
-        None after ``timeout`` seconds, or as soon as ``give_up()`` (asked twice a second)."""
+        """An item once this waiter leads (see the class); None after ``timeout``
+        seconds, or as soon as ``give_up()`` (asked twice a second)."""
         deadline = time.monotonic() + timeout
         with self._ready:
-            ticket = (tier, next(self._tickets))
-            heapq.heappush(self._waiting, ticket)
+            ticket = (tier, next(self._tickets), caller)
+            self._waiting.append(ticket)
             try:
-                while not (self._items and self._waiting[0] == ticket and self._room(tier)):
+                while not (self._items and self._leader() == ticket):
                     left = deadline - time.monotonic()
                     if left <= 0 or give_up():
                         return None
                     self._ready.wait(min(left, 0.5))
                 if tier >= self.limited_tier:
                     self._limited_holding += 1
+                self._holding[caller] += 1
                 return self._items.pop()
             finally:
                 self._waiting.remove(ticket)
-                heapq.heapify(self._waiting)
                 self._ready.notify_all()  # the next in line may now lead
 
-    def done(self, tier: int) -> None:
-        """A waiter of ``tier`` is through with the item it got (given back or not)."""
-        if tier >= self.limited_tier:
-            with self._ready:
+    def done(self, tier: int, caller: str = "") -> None:
+        """A waiter of ``tier`` for ``caller`` is through with the item it got (given back
+        or not)."""
+        with self._ready:
+            if tier >= self.limited_tier:
                 self._limited_holding -= 1
-                self._ready.notify_all()
+            self._holding[caller] -= 1
+            if self._holding[caller] <= 0:
+                del self._holding[caller]
+            self._ready.notify_all()
+
+    def _leader(self) -> tuple[int, int, str] | None:
+        """The waiter served next: of those with room, the fewest held by its caller,
+        then the lowest tier, then the first."""
+        able = [w for w in self._waiting if self._room(w[0])]
+        if not able:
+            return None
+        return min(able, key=lambda w: (self._holding.get(w[2], 0), w[0], w[1]))
 
     def _room(self, tier: int) -> bool:
         limit = self.limit

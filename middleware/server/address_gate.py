@@ -56,6 +56,9 @@ def _packed(address: str) -> bytes | None:
     return ip.packed[:8] + b"\0" * 8
 
 
+_OWN = frozenset({"127.0.0.1", "::1"})  # this machine's own address, shared by all
+
+
 class AddressGate:
     """``slots`` refused addresses at most, shared by every process forked after it."""
 
@@ -71,7 +74,12 @@ class AddressGate:
         return packed is not None and self._left(packed) > 0
 
     def refuse(self, address: str, seconds: float) -> None:
-        """Refuse ``address`` for ``seconds`` from now (a longer refusal already held stays)."""
+        """Refuse ``address`` for ``seconds`` from now (a longer refusal already held stays).
+        This machine's own address (``127.0.0.1``, ``::1``) is never refused at the
+        connection: it is every local client's, health probes and a reverse proxy on
+        this machine among them (its callers still get 429s in the app)."""
+        if address in _OWN:
+            return
         packed = _packed(address)
         if packed is not None:
             self._hold(packed, seconds)

@@ -17,6 +17,7 @@ import rdflib
 import middleware.kg.sparql_guard as sparql_guard
 from middleware.errors import BadRequest
 from middleware.kg.backends.endpoint import SparqlEndpoint
+from middleware.kg.backends.local import LocalStore
 from middleware.kg.backends.rdflib_graph import RdflibGraph
 from middleware.kg.sparql_guard import QueryPolicy
 from tests.kg.test_sparql_guard import Listener, listener, settle
@@ -101,3 +102,24 @@ def test_rdflib_refuses_from_and_from_named(listener: Listener, tmp_path: Path) 
             graph.query(f"SELECT * {clause} WHERE {{ ?s ?p ?o }}")
     assert settle(listener) == 0
     assert len(graph.query("SELECT * WHERE { ?s ?p ?o }").rows) == 1
+
+
+def test_where_executors_cannot_be_isolated_service_is_refused_by_its_letters(
+    listener: Listener, tmp_path: Path
+) -> None:
+    """A machine without user namespaces (the test hook ``isolate=False`` stands for
+    one): every query still runs in an executor, and the word service outside IRIs and
+    strings is refused, whatever the guard read."""
+    from tests.executor_helpers import pool_over, run_written
+
+    folder = tmp_path / "s"
+    LocalStore(folder).load_text("<http://e/a> <http://e/p> <http://e/b> .\n", name="a.nt")
+    pool = pool_over(folder, workers=1, isolate=False)
+    try:
+        assert pool.wait_ready() is None and pool.unisolated == "not asked to"
+        assert run_written(pool, "ASK { ?s ?p ?o }").body.endswith(b"true}")
+        with pytest.raises(BadRequest, match="SERVICE is not allowed on this source"):
+            run_written(pool, f"SELECT * {{ SERVICE <{listener.url}> {{ ?s ?p ?o }} }}")
+        assert settle(listener) == 0
+    finally:
+        pool.close()

@@ -177,3 +177,18 @@ def test_behind_a_reverse_proxy_refusals_stay_429s_on_sparql(
         statuses = [_status(url, "127.0.0.7", NESTED) for _ in range(6)]
         assert statuses[:4] == [400] * 4 and statuses[-1] == 429  # boxed, in the app
         assert _get(url, "127.0.0.7", "/healthz", {}) == 200  # still reaches the service
+
+
+def test_this_machines_own_address_is_never_refused_at_the_connection() -> None:
+    """Every local client shares 127.0.0.1 (a health probe, the page, a reverse proxy):
+    one runaway from it must not close the service to all of them for a minute. Its
+    callers are still boxed in the app (429s)."""
+    gate = AddressGate()
+    box = PenaltyBox(60, gate=gate)
+    for own in ("127.0.0.1", "::1"):
+        box.punish(f"addr:{own}")
+        assert not gate.refused(own)
+        with pytest.raises(RateLimited):
+            box.check(f"addr:{own}")
+    box.punish("addr:127.0.0.9")
+    assert gate.refused("127.0.0.9")  # another address still is

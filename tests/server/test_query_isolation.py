@@ -246,11 +246,12 @@ def test_a_new_caller_is_answered_beside_another_callers_runaway(
     serve: Callable[[Flask], LiveServer], sample_graph: LocalStore
 ) -> None:
     """Two executors, one busy with a runaway of one key until its timeout: a new key's
-    short query takes the other at once (it used to wait for the runaway's timeout)."""
+    short query takes the other at once (it used to wait for the runaway's timeout,
+    29.6 s of 30 in the report)."""
     server = start(
         serve,
         sample_graph,
-        timeout=30.0,
+        timeout=10.0,
         sparql_executors=2,
         server_api_keys="k-runaway,k-new",
         sparql_penalty=60.0,
@@ -279,7 +280,7 @@ def test_a_new_caller_is_answered_beside_another_callers_runaway(
     )
     waited = time.monotonic() - began
     assert response.status_code == 200 and "status" not in runaway  # the runaway runs on
-    assert waited < 10  # generous: the point is that it does not wait 30 s
+    assert waited < 5  # generous (it takes milliseconds): it used to wait for the timeout
     thread.join(60)
 
 

@@ -67,7 +67,8 @@ Task = Callable[..., Any]  # a module-level function(store, text, *args), run in
 
 class QueryPool:
     """``workers`` executor processes over the store ``open_store`` opens (a picklable
-    callable, run in each executor), reaching out only to ``services`` (the allowlist)."""
+    callable, run in each executor), reaching out only to ``services`` (the allowlist).
+    ``isolate=False`` is for tests of a machine without namespaces."""
 
     def __init__(
         self,
@@ -78,6 +79,7 @@ class QueryPool:
         memory_mb: int = 1024,
         total_mb: int = 0,
         services: Sequence[str] = (),
+        isolate: bool = True,
     ) -> None:
         self.name = name
         self.workers = max(1, workers)
@@ -87,7 +89,7 @@ class QueryPool:
         targets = targets_of(services)
         self.forwarder = Forwarder(targets) if targets else None
         relays = plan_relays(targets, self.forwarder.path) if self.forwarder else None
-        self._spec = ExecutorSpec(open_store, memory_mb, os.getpid(), relays, name)
+        self._spec = ExecutorSpec(open_store, memory_mb, os.getpid(), relays, name, isolate)
         self.isolation: str | None = None  # the mechanism the executors report
         self.unisolated: str | None = None  # why an executor could not be isolated
         # callers whose queries ran long hold at most workers - 1 executors at once

@@ -3,17 +3,17 @@
 When every executor is busy, requests wait. First come, first served would let a burst
 of callers with runaway queries hold up everyone else for as long as it takes to stop
 each runaway in turn, and one caller with many queries in flight take every executor
-in turn. Instead a caller with no query running goes ahead of one with queries
-running; then there are three tiers, served in order, and within a tier the first to
-ask is served first:
+in turn. Instead there are three tiers, served in order:
 
 - 0, regulars: the caller's last ``trusted_after`` queries all finished quickly;
 - 1, newcomers: nothing known about the caller;
 - 2, callers whose query ran long or was stopped in the last ``memory`` seconds.
 
-Tier 2 may hold at most ``limit`` executors at once, so runaways never hold them all:
-a new caller's short query finds one free behind any number of other callers'
-runaways.
+A caller with a query running asks for more as a newcomer at best; within a tier,
+callers holding fewer executors go first, then the first to ask. Tier 2 may hold at
+most ``limit`` executors at once, so runaways never hold them all: a new caller's
+short query finds one free behind any number of other callers' runaways, and behind
+any number of one caller's queries in flight.
 
 >>> record = TrackRecord(trusted_after=2)
 >>> record.quick("addr:10.0.0.1"); record.quick("addr:10.0.0.1")
@@ -78,10 +78,11 @@ class TrackRecord:
 
 
 class TieredQueue(Generic[Item]):
-    """Items handed to waiters one caller at a time: a waiter whose caller holds fewer
-    items now goes first (a caller with queries in flight waits behind one with none),
-    then the lower tier, then the first to ask. Waiters of ``limited_tier`` and above
-    hold at most ``limit`` items at once. Each item got is given back with ``done``."""
+    """Items handed to waiters by tier, then by how many items the waiter's caller
+    holds now, then by arrival; a caller that holds one already asks for more as a
+    newcomer at best (so a regular flooding with queries in parallel gets one executor
+    first, not all of them). Waiters of ``limited_tier`` and above hold at most
+    ``limit`` items at once. Each item got is given back with ``done``."""
 
     def __init__(self, limited_tier: int = 1, limit: int | None = None) -> None:
         self.limited_tier = limited_tier
@@ -137,12 +138,19 @@ class TieredQueue(Generic[Item]):
             self._ready.notify_all()
 
     def _leader(self) -> tuple[int, int, str] | None:
-        """The waiter served next: of those with room, the fewest held by its caller,
-        then the lowest tier, then the first."""
+        """The waiter served next, of those with room: by tier, a caller's further queries
+        counted as a newcomer's at best while it has one running; then the fewest held
+        by its caller; then the first."""
         able = [w for w in self._waiting if self._room(w[0])]
         if not able:
             return None
-        return min(able, key=lambda w: (self._holding.get(w[2], 0), w[0], w[1]))
+
+        def order(waiter: tuple[int, int, str]) -> tuple[int, int, int]:
+            tier, ticket, caller = waiter
+            held = self._holding.get(caller, 0)
+            return (tier if held == 0 else max(tier, 1), held, ticket)
+
+        return min(able, key=order)
 
     def _room(self, tier: int) -> bool:
         limit = self.limit

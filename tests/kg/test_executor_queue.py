@@ -138,3 +138,26 @@ def test_the_watch_stops_only_the_job_it_looked_at() -> None:
     still = _Handle(job=7, running=True)
     QueryPool._stop(None, still, 7, reason)  # type: ignore[arg-type]
     assert still.process.killed == 1 and still.stopped_for is reason
+
+
+class _Pool:
+    """What ``QueryPool._ignored_retry_after`` reads of a pool."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._no_room_until: dict[str, float] = {}
+
+
+def test_coming_back_before_a_capacity_retry_after_is_what_counts() -> None:
+    """The first refusal for capacity is no fault; another long query sent before that
+    refusal's Retry-After is up is a strike (so runaways that ignore it are boxed)."""
+    pool = _Pool()
+    refusal = RateLimited("no room", retry_after=60)
+    assert not QueryPool._ignored_retry_after(pool, "key:a", refusal)  # type: ignore[arg-type]
+    assert QueryPool._ignored_retry_after(pool, "key:a", refusal)  # type: ignore[arg-type]
+    assert not QueryPool._ignored_retry_after(pool, "key:b", refusal)  # type: ignore[arg-type]
+    soon = RateLimited("no room", retry_after=0.01)
+    assert not QueryPool._ignored_retry_after(pool, "key:c", soon)  # type: ignore[arg-type]
+    time.sleep(0.05)  # it waited as asked
+    assert not QueryPool._ignored_retry_after(pool, "key:c", soon)  # type: ignore[arg-type]
+    assert not QueryPool._ignored_retry_after(pool, "", refusal)  # type: ignore[arg-type]

@@ -97,6 +97,7 @@ class QueryPool:
             limited_tier=2, limit=max(1, self.workers - 1)
         )
         self.record = TrackRecord()  # who goes first when every executor is busy
+        self._no_room_until: dict[str, float] = {}  # each caller's last capacity Retry-After
         self._all: list[ExecutorHandle] = []
         self._lock = threading.Lock()
         self._closed = False
@@ -199,8 +200,10 @@ class QueryPool:
             reason = executor.stopped_for
             code = self._replace(executor)
             self.record.slow(client)
-            if not isinstance(reason, RateLimited):  # the service's capacity: no fault
+            if not isinstance(reason, RateLimited):
                 penalties.punish(client)
+            elif self._ignored_retry_after(client, reason):  # a refusal for capacity is
+                penalties.strike(client)  # no fault; coming back at once, again and again, is
             raise (reason or lost(code, self.memory_mb, timeout)) from None
         with executor.lock:
             executor.started = None
@@ -257,6 +260,20 @@ class QueryPool:
                             hint="narrow the query, or raise sparql_executors_memory_total",
                         ),
                     )
+
+    def _ignored_retry_after(self, client: str, refusal: RateLimited) -> bool:
+        """Whether ``client`` was refused for capacity before and came back with another
+        long query before that refusal's ``Retry-After`` was up; this refusal's time is
+        remembered either way (the least recent callers are forgotten)."""
+        if not client:
+            return False
+        now = time.monotonic()
+        with self._lock:
+            early = now < self._no_room_until.get(client, 0.0)
+            self._no_room_until[client] = now + (refusal.retry_after or 1)
+            if len(self._no_room_until) > 10_000:
+                self._no_room_until = {c: t for c, t in self._no_room_until.items() if t > now}
+        return early
 
     def _stop(self, executor: ExecutorHandle, job: int, reason: MiddlewareError) -> None:
         """Kill ``executor`` for ``reason`` if it still runs ``job``: one that finished

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import logging
-import socket
 import threading
 import time
 from collections import Counter
@@ -40,28 +39,7 @@ from middleware.llm.scripted import ScriptedLLM
 from middleware.server import create_app
 from middleware.server.loopback_server import LoopbackServer
 from middleware.server.state import ServiceState
-from middleware.testing.service_spellings import spellings
-
-
-class Listener:
-    """Counts the connections made to it."""
-
-    def __init__(self) -> None:
-        self.socket = socket.socket()
-        self.socket.bind(("127.0.0.1", 0))
-        self.socket.listen(64)
-        self.port = self.socket.getsockname()[1]
-        self.connections = 0
-        threading.Thread(target=self._accept, daemon=True).start()
-
-    def _accept(self) -> None:
-        while True:
-            try:
-                conn, _ = self.socket.accept()
-            except OSError:
-                return
-            self.connections += 1
-            conn.close()
+from middleware.testing.service_spellings import Listener, spellings
 
 
 def outcome_of(status: int | None, error: BaseException | str | None) -> str:

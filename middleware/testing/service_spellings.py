@@ -1,5 +1,6 @@
-"""Generated spellings of a federated query that calls one address: for fuzzing the
-promise that caller SPARQL cannot reach the network, whatever the text says.
+"""Generated spellings of a federated query that calls one address, and a listener that
+counts the connections made to it: for fuzzing the promise that caller SPARQL cannot
+reach the network, whatever the text says.
 
 ``spellings(host, port, count, seed=...)`` yields ``count`` distinct query texts, each
 of which some SPARQL reader could take as a ``SERVICE`` call to ``http://host:port/``:
@@ -18,6 +19,8 @@ The same seed gives the same texts.
 from __future__ import annotations
 
 import random
+import socket
+import threading
 from collections.abc import Iterator
 
 _ESCAPED = {c: f"\\u{ord(c):04X}" for c in "SERVICEILNTservicelnt<>:/"}
@@ -151,3 +154,28 @@ def spellings(host: str, port: int, count: int, *, seed: int = 0) -> Iterator[st
         if text not in seen:
             seen.add(text)
             yield text
+
+
+class Listener:
+    """A TCP socket on 127.0.0.1 that counts the connections it accepts (and closes them)."""
+
+    def __init__(self) -> None:
+        self.socket = socket.socket()
+        self.socket.bind(("127.0.0.1", 0))
+        self.socket.listen(64)
+        self.port: int = self.socket.getsockname()[1]
+        self.connections = 0
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                conn, _ = self.socket.accept()
+            except OSError:
+                return
+            self.connections += 1
+            conn.close()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/sparql"

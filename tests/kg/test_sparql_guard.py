@@ -7,8 +7,6 @@ the listener must see none of them (the service's turn is in tests/server).
 
 from __future__ import annotations
 
-import socket
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,32 +22,8 @@ from middleware.kg.sparql_guard import (
     expand_escapes,
     guard_query,
 )
+from middleware.testing.service_spellings import Listener
 from tests.cli_helpers import run
-
-
-class Listener:
-    """A TCP socket on 127.0.0.1 that counts the connections it accepts."""
-
-    def __init__(self) -> None:
-        self.socket = socket.socket()
-        self.socket.bind(("127.0.0.1", 0))
-        self.socket.listen(16)
-        self.port = self.socket.getsockname()[1]
-        self.connections = 0
-        threading.Thread(target=self._accept, daemon=True).start()
-
-    def _accept(self) -> None:
-        while True:
-            try:
-                conn, _ = self.socket.accept()
-            except OSError:
-                return
-            self.connections += 1
-            conn.close()
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/sparql"
 
 
 @pytest.fixture

@@ -32,6 +32,13 @@ class SparqlSettings:
         "MCP sparql) may call with SERVICE; unset refuses every SERVICE clause. On a local "
         "store the executors can connect only to these hosts and ports (http: these paths).",
     )
+    sparql_endpoint_functions: str = setting(
+        "http://www.w3.org/2001/XMLSchema#",
+        "Comma-separated IRI prefixes of the extension functions a caller's query may call "
+        "on a remote endpoint source; any other IRI before '(' is refused, since engines "
+        "have functions that fetch from the network (Virtuoso's bif:http_get). The default "
+        "allows the XSD casts only; local stores run any function, without network.",
+    )
     sparql_max_query_chars: int = setting(
         100_000, "Longest caller SPARQL query, in characters (413 past it).", minimum=10
     )

@@ -67,6 +67,8 @@ def query_policy(settings: Settings) -> QueryPolicy:
             max_chars=settings.sparql_max_query_chars,
             max_depth=settings.sparql_max_depth,
             max_terms=settings.sparql_max_terms,
+            max_result_bytes=settings.sparql_max_result_mb << 20,
         ),
         tuple(p for p in allowed if p),
+        tuple(p.strip() for p in settings.sparql_endpoint_functions.split(",") if p.strip()),
     )

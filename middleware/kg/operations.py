@@ -31,11 +31,12 @@ from middleware.kg.base import (
 from middleware.kg.described import entity_of
 from middleware.kg.lookups import NOTHING, LabelLookups
 from middleware.kg.profiles import Profile
+from middleware.kg.remote_guard import refuse_extension_functions, refuse_service_words
+from middleware.kg.result_size import check_size, result_bytes
 from middleware.kg.sparql_guard import (
     QueryDataset,
     QueryPolicy,
     guard_query,
-    refuse_service_words,
     with_base,
 )
 from middleware.kg.terms import Node, Term, to_iri
@@ -156,12 +157,16 @@ class GraphOperations(LabelLookups, RelationWalks, ABC):
         policy: QueryPolicy,
     ) -> QueryResult:
         """Run a caller's checked text. Here the engine is elsewhere (an endpoint) and
-        makes any SERVICE call itself, so without an allowlist the word ``service``
-        outside IRIs and strings is refused outright; a backend that runs queries
-        itself overrides this with a stronger guarantee."""
+        makes any call itself, so without an allowlist the word ``service`` outside IRIs
+        and strings is refused outright, and so is an extension function off
+        ``policy.functions`` (``remote_guard.py``); a backend that runs queries itself
+        overrides this with a stronger guarantee."""
         if not policy.services:
             refuse_service_words(sparql, why="the remote engine would make the call")
-        return self._execute(sparql, timeout, max_rows, dataset)
+        refuse_extension_functions(sparql, policy.functions)
+        result = self._execute(sparql, timeout, max_rows, dataset)
+        check_size(result_bytes(result), policy.limits.max_result_bytes)
+        return result
 
     def _select(self, template: str, **bindings: object) -> list[dict[str, Term]]:
         result = self._run(self.templates.render(template, **bindings), kind=template)

@@ -38,6 +38,7 @@ _STRUCTURAL = {"OPTIONAL", "UNION", "MINUS", "FILTER", "BIND", "VALUES", "GRAPH"
 _OPENERS, _CLOSERS = "{([", "})]"
 
 _IRIREF = IRIREF
+XSD = "http://www.w3.org/2001/XMLSchema#"
 
 
 @dataclass(frozen=True)
@@ -48,15 +49,19 @@ class QueryLimits:
     max_chars: int = 100_000
     max_depth: int = 64
     max_terms: int = 1_000
+    max_result_bytes: int = 32 << 20  # what its result may weigh (sparql_max_result_mb)
 
 
 @dataclass(frozen=True)
 class QueryPolicy:
-    """The limits and the ``SERVICE`` endpoints a caller's query may call (none by
-    default: federation is for operators who list the endpoints they trust)."""
+    """The limits, the ``SERVICE`` endpoints a caller's query may call (none by
+    default: federation is for operators who list the endpoints they trust) and the
+    extension functions a remote engine may run for it."""
 
     limits: QueryLimits = field(default_factory=QueryLimits)
     services: tuple[str, ...] = ()
+    # extension functions a remote engine may run for a caller (IRI prefixes): casts only
+    functions: tuple[str, ...] = (XSD,)
 
 
 @dataclass(frozen=True)
@@ -282,33 +287,6 @@ def _glued(text: str, keyword: str) -> bool:
     ``SERVICEex:c``, ``SILENTx:``)."""
     folded = text.casefold()
     return folded.startswith(keyword) and folded != keyword
-
-
-def refuse_service_words(text: str, *, why: str = "") -> None:
-    """Refuse ``text`` (a canonical query text: its comments dropped, its strings
-    rewritten) when ``service`` appears in it, in any case, anywhere but inside an IRI
-    or a string: for engines that make the SERVICE call themselves (a remote endpoint)
-    or executors that could not be cut off the network. Variables named ``?service``
-    are refused too: no reading of the text decides, only the letters.
-
-    >>> refuse_service_words('SELECT * { ?s <http://e/service> "customer service" }')
-    >>> refuse_service_words("SELECT * { SERVICESILENT<http://e/> { ?s ?p ?o } }")
-    Traceback (most recent call last):
-    ...
-    middleware.errors.BadRequest: SERVICE is not allowed on this source: the query has 'SERVICESILENT<http://e/>' outside IRIs and strings (federated queries are off here)
-    """
-    for token in iter_tokens(text):
-        if token.kind in ("iri", "string"):
-            continue
-        if "service" in token.text.casefold():
-            place = text.find(token.text)
-            shown = text[place : place + 40].split("{")[0].strip() or token.text[:40]
-            reason = f"; {why}" if why else ""
-            raise BadRequest(
-                f"SERVICE is not allowed on this source: the query has {shown!r} outside "
-                f"IRIs and strings",
-                hint=f"federated queries are off here{reason}",
-            )
 
 
 def _resolve(iri: str, base: str | None) -> str:

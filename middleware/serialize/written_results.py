@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from middleware.errors import EndpointError
 from middleware.kg.executors.delivery import Written
-from middleware.kg.executors.tasks import check_size
+from middleware.kg.result_size import check_size
 from middleware.serialize.native_results import NATIVE_FORMATS, write_native
 from middleware.serialize.sparql_results import write_result
 
@@ -32,8 +32,7 @@ def write_query(
     """``text``'s result on ``store`` as the body of a response in format ``fmt``, at
     most ``max_bytes`` long."""
     written = _write(store, text, fmt, timeout, max_rows, dataset)
-    if max_bytes is not None:
-        check_size(len(written.body), max_bytes)
+    check_size(len(written.body), max_bytes)
     return written
 
 

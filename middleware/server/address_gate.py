@@ -56,7 +56,7 @@ def _packed(address: str) -> bytes | None:
     return ip.packed[:8] + b"\0" * 8
 
 
-_OWN = frozenset({"127.0.0.1", "::1"})  # this machine's own address, shared by all
+_OWN = frozenset({"127.0.0.1", "::1", "::ffff:127.0.0.1"})  # this machine's own, shared by all
 
 
 class AddressGate:

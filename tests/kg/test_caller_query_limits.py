@@ -10,9 +10,11 @@ import pytest
 from middleware.config import Settings
 from middleware.errors import ConfigError, EndpointTimeout, PayloadTooLarge
 from middleware.integrations.langchain_tools import kg_tools
+from middleware.kg.backends.endpoint import SparqlEndpoint
 from middleware.kg.backends.local import LocalStore
 from middleware.kg.executors.limits import ExecutorLimits
 from middleware.kg.sample import sample_store
+from middleware.kg.sparql_guard import QueryLimits, QueryPolicy
 from middleware.llm.scripted import ScriptedLLM
 from tests.cli_helpers import run
 
@@ -77,13 +79,32 @@ def doubled(times: int) -> str:
     return f'SELECT ?v{times} WHERE {{ BIND("{"x" * 100}" AS ?v0) {binds} }}'
 
 
+ONE_MB = QueryPolicy(QueryLimits(max_result_bytes=1 << 20))
+
+
 def test_a_result_past_its_size_cap_is_refused_however_few_its_rows() -> None:
-    store = LocalStore(executors=ExecutorLimits(result_mb=1))
+    store = LocalStore()
     store.load_text("<http://e/a> <http://e/p> <http://e/b> .\n", name="a.nt")
-    assert len(store.query(doubled(12)).rows[0]["v12"].value) == 100 << 12  # 400 kB: fine
+    small = store.query(doubled(12), policy=ONE_MB)
+    assert len(small.rows[0]["v12"].value) == 100 << 12  # 400 kB: fine
     with pytest.raises(PayloadTooLarge, match="sparql_max_result_mb"):
-        store.query(doubled(14))  # 1.6 MB in one row
+        store.query(doubled(14), policy=ONE_MB)  # 1.6 MB in one row
+    # a long datatype IRI counts, and so do the bytes of characters beyond ASCII
+    long_iri = 'BIND(STRDT("x", IRI(CONCAT("http://e/", ?v14))) AS ?d) }'
+    datatype = doubled(14).replace("SELECT ?v14", "SELECT ?d").removesuffix("}") + long_iri
+    with pytest.raises(PayloadTooLarge):
+        store.query(datatype, policy=ONE_MB)
+    wide = doubled(12).replace('"' + "x" * 100 + '"', '"' + "\U0001f600" * 100 + '"')
+    with pytest.raises(PayloadTooLarge):  # 409,600 characters of 4 bytes each
+        store.query(wide, policy=ONE_MB)
     store.close()
+
+
+def test_an_endpoints_result_past_its_size_cap_is_refused(oxigraph_server: str) -> None:
+    remote = SparqlEndpoint(oxigraph_server, profile="generic", timeout=30)
+    with pytest.raises(PayloadTooLarge, match="sparql_max_result_mb"):
+        remote.query(doubled(14), policy=ONE_MB)
+    assert len(remote.query(doubled(12), policy=ONE_MB).rows) == 1
 
 
 def test_the_service_refuses_a_result_past_its_size_cap(sample: LocalStore) -> None:

@@ -106,6 +106,36 @@ def test_a_caller_with_a_query_running_waits_behind_one_without() -> None:
     assert served == ["key:new:b", "key:flood:a"]
 
 
+def test_regulars_that_keep_coming_hold_a_newcomer_back_a_quarter_second_at_most() -> None:
+    """Six regulars each sending quick queries back to back used to keep a newcomer
+    waiting out its whole timeout: a tier was a strict order. Now it is a head start."""
+    now = [0.0]
+    free: TieredQueue[str] = TieredQueue(limited_tier=2, limit=1, clock=lambda: now[0])
+    served: list[str] = []
+
+    def wait(caller: str, tier: int) -> None:
+        served.append(f"{caller}:{free.get(tier, timeout=10, caller=caller)}")
+
+    def arrive(caller: str, tier: int, at: float) -> threading.Thread:
+        now[0] = at
+        thread = threading.Thread(target=wait, args=(caller, tier))
+        thread.start()
+        time.sleep(0.05)  # it is waiting
+        return thread
+
+    threads = [
+        arrive("key:new", 1, 0.0),
+        arrive("key:early-regular", 0, 0.2),  # within the newcomer's quarter second
+        arrive("key:late-regular", 0, 0.3),  # past it
+    ]
+    for item in ("a", "b", "c"):
+        free.put(item)
+        time.sleep(0.05)
+    for thread in threads:
+        thread.join(5)
+    assert [s.split(":")[1] for s in served] == ["early-regular", "new", "late-regular"]
+
+
 class _Process:
     def __init__(self) -> None:
         self.killed = 0

@@ -19,8 +19,10 @@ from middleware.errors import BadRequest
 from middleware.kg.backends.endpoint import SparqlEndpoint
 from middleware.kg.backends.local import LocalStore
 from middleware.kg.backends.rdflib_graph import RdflibGraph
+from middleware.kg.remote_guard import refuse_extension_functions
 from middleware.kg.sparql_guard import QueryPolicy
 from tests.kg.test_sparql_guard import Listener, listener, settle
+from tests.virtuoso_server import VirtuosoServer
 
 __all__ = ["listener"]
 
@@ -73,6 +75,21 @@ def test_with_an_allowlist_an_endpoint_gets_the_allowed_service(remote: SparqlEn
     assert "SERVICE is not allowed" not in str(raised.value)
 
 
+def test_rdflib_refuses_every_service_even_an_allowed_one(listener: Listener) -> None:
+    """rdflib reads a SERVICE's endpoint again from the first SERVICE-shaped text of the
+    query, a string literal's included: an allowed SERVICE beside such a string called
+    the string's endpoint. So rdflib graphs never federate."""
+    allowed = f"http://127.0.0.1:{listener.port}/allowed"
+    bait = f'"SERVICE <http://127.0.0.2:{listener.port}/elsewhere> {{ ?s ?p ?o }}"'
+    graph = RdflibGraph(rdflib.Dataset())
+    with pytest.raises(BadRequest, match="rdflib would make the call itself"):
+        graph.query(
+            f"SELECT * WHERE {{ VALUES ?bait {{ {bait} }} SERVICE <{allowed}> {{ ?s ?p ?o }} }}",
+            policy=QueryPolicy(services=(allowed,)),
+        )
+    assert settle(listener) == 0
+
+
 def test_rdflib_refuses_a_service_in_its_own_parse(listener: Listener) -> None:
     graph = RdflibGraph(rdflib.Graph())
     for query in (
@@ -81,7 +98,7 @@ def test_rdflib_refuses_a_service_in_its_own_parse(listener: Listener) -> None:
         "SELECT * WHERE { VALUES ?v { <http://127.0.0.1:1/> } SERVICE ?v { ?s ?p ?o } }",
     ):
         with pytest.raises(BadRequest, match="not allowed"):
-            graph.query(query)
+            graph.query(query, policy=QueryPolicy(services=(listener.url,)))
     assert settle(listener) == 0
     assert graph.query("SELECT * WHERE { ?s ?p ?o }").rows == []
 
@@ -123,3 +140,43 @@ def test_where_executors_cannot_be_isolated_service_is_refused_by_its_letters(
         assert settle(listener) == 0
     finally:
         pool.close()
+
+
+def test_virtuoso_cannot_be_made_to_fetch_for_a_caller(
+    virtuoso_server: VirtuosoServer, listener: Listener
+) -> None:
+    """Virtuoso's bif:http_get fetched any URL for a caller (GET and POST, headers and
+    body of the caller's choosing) with no SERVICE and no allowlist."""
+    remote = SparqlEndpoint(virtuoso_server.url, profile="generic", name="virtuoso", timeout=20)
+    for call in (
+        f'bif:http_get("{listener.url}")',
+        f'<bif:http_get>("{listener.url}")',
+        f'bif:http_get("{listener.url}", 0, "POST", "Content-Type: text/plain", "x")',
+    ):
+        with pytest.raises(BadRequest, match="sparql_endpoint_functions"):
+            remote.query(f"SELECT ({call} AS ?x) WHERE {{ }}")
+    assert settle(listener) == 0
+    cast = remote.query('SELECT (xsd:integer("7") AS ?n) WHERE { }')  # casts still run
+    assert cast.rows[0]["n"].value == "7"
+
+
+@pytest.mark.parametrize(
+    ("query", "refused"),
+    [
+        ('PREFIX f: <http://e/f#> SELECT (f:go("x") AS ?x) {}', True),
+        ('SELECT (<http://e/f#go>("x") AS ?x) {}', True),
+        ("SELECT * { ?s <http://e/list> (1 2) }", True),  # a collection reads as a call
+        ('PREFIX x: <http://www.w3.org/2001/XMLSchema#> SELECT (x:int("1") AS ?n) {}', False),
+        ("SELECT * { ?s ?p ?o FILTER (STRLEN(?o) > 2) }", False),
+    ],
+)
+def test_extension_functions_off_the_list_are_refused_by_their_shape(
+    query: str, refused: bool
+) -> None:
+    xsd = ("http://www.w3.org/2001/XMLSchema#",)
+    if refused:
+        with pytest.raises(BadRequest, match="sparql_endpoint_functions"):
+            refuse_extension_functions(query, xsd)
+    else:
+        refuse_extension_functions(query, xsd)
+    refuse_extension_functions(query, (*xsd, "http://e/"))  # listed: allowed

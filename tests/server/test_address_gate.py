@@ -185,7 +185,7 @@ def test_this_machines_own_address_is_never_refused_at_the_connection() -> None:
     callers are still boxed in the app (429s)."""
     gate = AddressGate()
     box = PenaltyBox(60, gate=gate)
-    for own in ("127.0.0.1", "::1"):
+    for own in ("127.0.0.1", "::1", "::ffff:127.0.0.1"):  # the last: a dual-stack socket
         box.punish(f"addr:{own}")
         assert not gate.refused(own)
         with pytest.raises(RateLimited):

@@ -199,6 +199,35 @@ def test_long_queries_yield_and_one_executor_stays_for_short_ones(
     assert statuses["first"].status_code == statuses["second"].status_code == 504
 
 
+def test_when_the_long_places_are_full_the_runaways_caller_is_stopped_first(
+    serve: Callable[[Flask], LiveServer], sample_graph: LocalStore
+) -> None:
+    """One place for long queries (two executors). A caller whose last query ran to its
+    timeout runs long again, then an innocent caller's query runs long too: the
+    runaway's caller is stopped (429), though its query is the older; it used to be
+    the newest, the innocent one."""
+    server = start(serve, sample_graph, timeout=3.0, sparql_executors=2)
+    wait_for_executors(pool_of(server), 2)
+    said: dict[str, int] = {}
+
+    def spin(name: str, source: str) -> None:
+        with httpx.Client(transport=httpx.HTTPTransport(local_address=source)) as client:
+            said[name] = client.get(
+                f"{server.url}/sparql", params={"query": SPIN}, timeout=60
+            ).status_code
+
+    spin("first", "127.0.0.2")  # runs to its timeout: 127.0.0.2 is now a runaway's caller
+    assert said["first"] == 504
+    again = threading.Thread(target=spin, args=("again", "127.0.0.2"))
+    again.start()
+    time.sleep(0.5)  # long by now
+    innocent = threading.Thread(target=spin, args=("innocent", "127.0.0.3"))
+    innocent.start()
+    again.join(30)
+    innocent.join(30)
+    assert said["again"] == 429 and said["innocent"] == 504  # ran to its own timeout
+
+
 def test_the_service_serves_a_load_made_while_it_runs(
     serve: Callable[[Flask], LiveServer], tmp_path: Path
 ) -> None:

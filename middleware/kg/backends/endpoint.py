@@ -37,6 +37,7 @@ from middleware.errors import (
     BadRequest,
     EndpointError,
     EndpointTimeout,
+    PayloadTooLarge,
     QueryRejected,
     ReadOnlyViolation,
 )
@@ -354,6 +355,11 @@ class SparqlEndpoint(GraphOperations):
             raise EndpointError(
                 f"endpoint {self.url} sent malformed or truncated results ({content_type}): {err}",
                 endpoint=self.url,
+            ) from err
+        except MemoryError as err:  # the parser's buffer cap: one value of over 16 MiB
+            raise PayloadTooLarge(
+                f"endpoint {self.url} sent a value too large to read ({_short(err)})",
+                hint="select fewer or shorter values",
             ) from err
 
     def _unexpected(self, content_type: str, body: bytes) -> EndpointError:

@@ -226,7 +226,8 @@ class LocalStore(GraphOperations):
         self.refresh()  # for this process's own templates
         assert self.caller_queries is not None
         self.caller_queries.allow(policy.services)
-        return self.caller_queries.run(sparql, timeout, max_rows, dataset)
+        limits = policy.limits
+        return self.caller_queries.run(sparql, timeout, max_rows, dataset, limits.max_result_bytes)
 
     def engine_result(
         self, sparql: str, dataset: QueryDataset | None = None

@@ -22,6 +22,7 @@ from middleware.errors import BadRequest, EndpointTimeout
 from middleware.kg.base import Capabilities, LabelRow, QueryResult, cap_result
 from middleware.kg.operations import GraphOperations
 from middleware.kg.profiles import Profile, load_profile
+from middleware.kg.result_size import check_size, result_bytes
 from middleware.kg.sparql_guard import QueryDataset, QueryPolicy
 from middleware.kg.terms import Term
 
@@ -103,10 +104,11 @@ class RdflibGraph(GraphOperations):
         dataset: QueryDataset | None,
         policy: QueryPolicy,
     ) -> QueryResult:
-        """rdflib fetches in this process: the endpoint of a SERVICE, and the IRI of every
-        FROM and FROM NAMED (over HTTP, or a file: IRI from disk). The query is parsed
-        once; a dataset clause is refused, every SERVICE in the parse (what rdflib will
-        evaluate) must be allowed, and that same parse runs."""
+        """rdflib fetches in this process: the endpoint of a SERVICE (read again from the
+        query's text, where a string literal can stand in for it, and following
+        redirects), and the IRI of every FROM and FROM NAMED (over HTTP, or a file: IRI
+        from disk). The query is parsed once; a dataset clause or any SERVICE in the
+        parse is refused, allowlist or not, and that same parse runs."""
         try:
             parsed = prepareQuery(sparql)
         except Exception as err:  # rdflib's parser raises many unrelated types
@@ -117,14 +119,17 @@ class RdflibGraph(GraphOperations):
                 "fetch each named IRI (from the web, or a file: IRI from disk)",
                 hint="name the graphs of the dataset in the query with GRAPH",
             )
-        for endpoint in services_in(parsed.algebra):
-            if endpoint not in policy.services:
-                raise BadRequest(
-                    f"SERVICE <{endpoint}> is not allowed here",
-                    hint="federated queries may only call: "
-                    + (", ".join(policy.services) or "no endpoint (set sparql_service_allowlist)"),
-                )
-        return self._execute(parsed, timeout, max_rows, dataset)
+        endpoints = services_in(parsed.algebra)
+        if endpoints:
+            raise BadRequest(
+                f"SERVICE <{endpoints[0]}> is not allowed on rdflib graph {self.name!r}: "
+                "rdflib would make the call itself, from this process",
+                hint="query the endpoint itself, or load the graph into a local store "
+                "(whose queries may call sparql_service_allowlist's endpoints)",
+            )
+        result = self._execute(parsed, timeout, max_rows, dataset)
+        check_size(result_bytes(result), policy.limits.max_result_bytes)
+        return result
 
     def _execute(
         self,

@@ -114,11 +114,12 @@ class CallerQueries:
         timeout: float,
         max_rows: int | None,
         dataset: QueryDataset | None,
+        max_bytes: int | None = None,
     ) -> QueryResult:
-        """``text`` (checked already) on the store, in an executor."""
-        cap = self.limits.result_mb << 20
+        """``text`` (checked already) on the store, in an executor; its result at most
+        ``max_rows`` rows of ``max_bytes``."""
         result = self.pool().run(
-            run_query, text, (timeout, max_rows, dataset, cap), timeout=timeout
+            run_query, text, (timeout, max_rows, dataset, max_bytes), timeout=timeout
         )
         assert isinstance(result, QueryResult)
         return result

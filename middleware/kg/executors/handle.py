@@ -32,6 +32,7 @@ class ExecutorHandle:
         self.timeout = 0.0  # its current query's timeout
         self.long = False  # its query ran past LONG_AFTER and was given way
         self.stopped_for: MiddlewareError | None = None  # why the watch killed it
+        self.tier = 1  # its current caller's tier (queue.py): whose long query to stop
         self.job = 0  # how many jobs it has been given: the watch stops only the one it saw
         self.lock = threading.Lock()  # held while a job starts or ends, and while it is stopped
 

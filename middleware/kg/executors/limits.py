@@ -10,14 +10,12 @@ from typing import Any
 @dataclass(frozen=True)
 class ExecutorLimits:
     """``workers`` executors of ``memory_mb`` each, ``total_mb`` resident together
-    (0: no shared cap), calling out only to the endpoints in ``services``, handing back
-    results of at most ``result_mb``. No workers means no caller query runs at all."""
+    (0: no shared cap), calling out only to the endpoints in ``services``. No workers means no caller query runs at all."""
 
     workers: int = 2
     memory_mb: int = 1536
     total_mb: int = 1024
     services: tuple[str, ...] = ()
-    result_mb: int = 32  # the largest result handed back
 
     @classmethod
     def from_settings(cls, settings: Any) -> ExecutorLimits:
@@ -27,5 +25,4 @@ class ExecutorLimits:
             memory_mb=settings.sparql_executor_memory,
             total_mb=settings.sparql_executors_memory_total,
             services=tuple(url.strip() for url in allowed if url.strip()),
-            result_mb=settings.sparql_max_result_mb,
         )

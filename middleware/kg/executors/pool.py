@@ -40,7 +40,7 @@ from middleware.kg.executors.outlets import Forwarder, plan_relays, targets_of
 from middleware.kg.executors.process import ExecutorSpec, serve
 from middleware.kg.executors.queue import TieredQueue, TrackRecord
 from middleware.kg.executors.spawning import CONTEXT, ExecutorProcess
-from middleware.kg.sparql_guard import refuse_service_words
+from middleware.kg.remote_guard import refuse_service_words
 
 START_TIMEOUT = 60.0  # seconds an executor may take to import and open the store
 START_FAILURES = 3  # executors in a row that die before they are ready: stop trying
@@ -145,6 +145,7 @@ class QueryPool:
                     self._idle.put(executor)
                     raise
             job = (task, text, args, timeout)
+            executor.tier = tier
             return self._run_on(executor, job, client, caller, delivery, penalties)
         finally:
             self._idle.done(tier, client)
@@ -199,8 +200,8 @@ class QueryPool:
         except (EOFError, OSError, BrokenPipeError):
             reason = executor.stopped_for
             code = self._replace(executor)
-            self.record.slow(client)
             if not isinstance(reason, RateLimited):
+                self.record.slow(client)
                 penalties.punish(client)
             elif self._ignored_retry_after(client, reason):  # a refusal for capacity is
                 penalties.strike(client)  # no fault; coming back at once, again and again, is
@@ -226,7 +227,7 @@ class QueryPool:
 
     def _watch(self) -> None:
         """Every WATCH_EVERY s: long queries yield the CPU to short ones (nice 19);
-        beyond workers - 1 long queries at once the newest is stopped, so one executor
+        beyond workers - 1 long queries at once one is stopped, so one executor
         stays free for short ones (a refusal for capacity: no fault of its caller, told
         when a place frees); past ``total_mb`` resident the largest is stopped."""
         while not self._closed:
@@ -241,12 +242,14 @@ class QueryPool:
                     executor.long = True
                     with contextlib.suppress(OSError, TypeError):
                         os.setpriority(os.PRIO_PROCESS, executor.process.pid or 0, 19)
-            longs = sorted((e for e in busy if e.long), key=lambda e: e.started or now)
+            # the one stopped: the worst tier's (a runaway's before an innocent caller's
+            # slow query), of those the newest
+            longs = sorted((e for e in busy if e.long), key=lambda e: (e.tier, e.started or now))
             while len(longs) > max(1, self.workers - 1):
-                newest = longs.pop()
+                victim = longs.pop()
                 ends = [(e.started or now) + e.timeout + STOP_GRACE - now for e in longs]
                 free_in = min(ends) + 0.5 if ends else 1.0  # when the first is stopped for sure
-                self._stop(newest, jobs[id(newest)], no_room(len(longs), free_in))
+                self._stop(victim, jobs[id(victim)], no_room(len(longs), free_in))
             if self.total_mb and busy:
                 sizes = {id(e): e.rss() for e in executors}
                 if sum(sizes.values()) > self.total_mb << 20:

@@ -3,17 +3,19 @@
 When every executor is busy, requests wait. First come, first served would let a burst
 of callers with runaway queries hold up everyone else for as long as it takes to stop
 each runaway in turn, and one caller with many queries in flight take every executor
-in turn. Instead there are three tiers, served in order:
+in turn. Instead there are three tiers:
 
 - 0, regulars: the caller's last ``trusted_after`` queries all finished quickly;
 - 1, newcomers: nothing known about the caller;
 - 2, callers whose query ran long or was stopped in the last ``memory`` seconds.
 
-A caller with a query running asks for more as a newcomer at best; within a tier,
-callers holding fewer executors go first, then the first to ask. Tier 2 may hold at
-most ``limit`` executors at once, so runaways never hold them all: a new caller's
-short query finds one free behind any number of other callers' runaways, and behind
-any number of one caller's queries in flight.
+A tier is a head start, not a strict order: a waiter counts as having come 0, 0.25 or
+1 s later than it did, by its tier, and 0.25 s later again for each executor its
+caller holds already (a caller with a query running asks for more as a newcomer at
+best). So regulars go first, yet a newcomer waits behind those who came after it for
+a quarter of a second at most, however many keep coming. Tier 2 may hold at most
+``limit`` executors at once, so runaways never hold them all: a new caller's short
+query finds one free behind any number of other callers' runaways.
 
 >>> record = TrackRecord(trusted_after=2)
 >>> record.quick("addr:10.0.0.1"); record.quick("addr:10.0.0.1")
@@ -34,6 +36,8 @@ from typing import Generic, TypeVar
 
 Item = TypeVar("Item")
 _REMEMBERED = 10_000  # callers whose record is kept (the least recent are forgotten)
+TIER_DELAY = (0.0, 0.25, 1.0)  # seconds a waiter of each tier counts as having come later
+HELD_DELAY = 0.25  # and again for each executor its caller already holds
 
 
 class TrackRecord:
@@ -78,19 +82,25 @@ class TrackRecord:
 
 
 class TieredQueue(Generic[Item]):
-    """Items handed to waiters by tier, then by how many items the waiter's caller
-    holds now, then by arrival; a caller that holds one already asks for more as a
-    newcomer at best (so a regular flooding with queries in parallel gets one executor
-    first, not all of them). Waiters of ``limited_tier`` and above hold at most
-    ``limit`` items at once. Each item got is given back with ``done``."""
+    """Items handed to waiters by arrival, each waiter counted as later by its tier's
+    delay and by a delay per item its caller holds now (a caller that holds one asks
+    for more as a newcomer at best: a regular flooding with queries in parallel gets
+    one executor first, not all of them). Waiters of ``limited_tier`` and above hold at
+    most ``limit`` items at once. Each item got is given back with ``done``."""
 
-    def __init__(self, limited_tier: int = 1, limit: int | None = None) -> None:
+    def __init__(
+        self,
+        limited_tier: int = 1,
+        limit: int | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.limited_tier = limited_tier
         self.limit = limit
+        self._clock = clock
         self._limited_holding = 0
         self._holding: Counter[str] = Counter()  # items each caller holds now
         self._items: list[Item] = []
-        self._waiting: list[tuple[int, int, str]] = []  # (tier, ticket, caller)
+        self._waiting: list[tuple[int, int, str, float]] = []  # (tier, ticket, caller, when)
         self._tickets = itertools.count()
         self._ready = threading.Condition()
 
@@ -110,7 +120,7 @@ class TieredQueue(Generic[Item]):
         seconds, or as soon as ``give_up()`` (asked twice a second)."""
         deadline = time.monotonic() + timeout
         with self._ready:
-            ticket = (tier, next(self._tickets), caller)
+            ticket = (tier, next(self._tickets), caller, self._clock())
             self._waiting.append(ticket)
             try:
                 while not (self._items and self._leader() == ticket):
@@ -137,18 +147,21 @@ class TieredQueue(Generic[Item]):
                 del self._holding[caller]
             self._ready.notify_all()
 
-    def _leader(self) -> tuple[int, int, str] | None:
-        """The waiter served next, of those with room: by tier, a caller's further queries
-        counted as a newcomer's at best while it has one running; then the fewest held
-        by its caller; then the first."""
+    def _leader(self) -> tuple[int, int, str, float] | None:
+        """The waiter served next, of those with room: the earliest by arrival plus its
+        tier's delay (a caller's further queries count as a newcomer's at best while it
+        has one running) plus a delay for each item its caller holds. Delays, not strict
+        tiers: a newcomer waits behind regulars who came after it for at most
+        ``TIER_DELAY[1]`` seconds, however many regulars keep coming."""
         able = [w for w in self._waiting if self._room(w[0])]
         if not able:
             return None
 
-        def order(waiter: tuple[int, int, str]) -> tuple[int, int, int]:
-            tier, ticket, caller = waiter
+        def order(waiter: tuple[int, int, str, float]) -> tuple[float, int]:
+            tier, ticket, caller, when = waiter
             held = self._holding.get(caller, 0)
-            return (tier if held == 0 else max(tier, 1), held, ticket)
+            effective = tier if held == 0 else max(tier, 1)
+            return (when + TIER_DELAY[min(effective, 2)] + HELD_DELAY * held, ticket)
 
         return min(able, key=order)
 

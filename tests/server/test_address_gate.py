@@ -26,11 +26,11 @@ def test_a_refusal_holds_for_its_seconds_then_ends() -> None:
     now = [100.0]
     gate = AddressGate(slots=16, clock=lambda: now[0])
     gate.refuse("10.0.0.7", seconds=30)
-    gate.refuse("::1", seconds=5)
-    assert gate.refused("10.0.0.7") and gate.refused("::1")
+    gate.refuse("2001:db8::1", seconds=5)
+    assert gate.refused("10.0.0.7") and gate.refused("2001:db8::1")
     assert not gate.refused("10.0.0.8") and not gate.refused("not an address")
     now[0] += 10
-    assert gate.refused("10.0.0.7") and not gate.refused("::1")
+    assert gate.refused("10.0.0.7") and not gate.refused("2001:db8::1")
     gate.refuse("10.0.0.7", seconds=1)  # a shorter refusal does not cut a longer one
     now[0] += 15
     assert gate.refused("10.0.0.7")

@@ -304,6 +304,13 @@ class ServerSettings:
         minimum=0.1,
         maximum=3600,
     )
+    server_send_buffer_mb: int = setting(
+        256,
+        "Unsent response bytes one server process holds for clients that read slowly, in "
+        "MB; a response that would go past it is dropped and its connection closed.",
+        minimum=1,
+        maximum=65_536,
+    )
     server_rate_limit: int = setting(
         0,
         "Requests one API key (or client address) may send in any rolling minute; 0 turns "

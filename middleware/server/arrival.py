@@ -43,6 +43,7 @@ class Limits:
     request_seconds: float = 60.0
     send_seconds: float = 60.0  # a response write to a client that reads nothing
     max_body: int = 1_048_576
+    send_budget: int = 256 << 20  # unsent response bytes a process holds at most
 
     @classmethod
     def of(cls, settings: Settings) -> Limits:
@@ -53,6 +54,7 @@ class Limits:
             settings.server_request_timeout,
             settings.server_send_timeout,
             settings.server_max_body,
+            settings.server_send_buffer_mb << 20,
         )
 
 

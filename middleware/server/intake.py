@@ -11,8 +11,10 @@ thread, with no hand-over; anything less goes to the process's ``RequestReader``
 and the thread waits again. So a serving thread only ever runs the app on a whole
 request, and no client that sends slowly, or nothing, holds one.
 
-Served connections get ``SO_SNDTIMEO`` (``server_send_timeout``): a response write
-to a client that reads nothing fails after that long instead of waiting for ever.
+Served connections are ``OutboxSocket``s: what a client does not read at once is sent
+by the process's ``ResponseSender`` once the response is done, so a slow reader holds
+no serving thread either (``response_sender.py``). They also get ``SO_SNDTIMEO``
+(``server_send_timeout``) for the writes that still wait.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from middleware.server.address_gate import AddressGate
 from middleware.server.arrival import Arrival, Limits
 from middleware.server.plain_get import PlainGet, parse_plain_get
 from middleware.server.request_reader import READ_SIZE, RequestReader, send_now
+from middleware.server.response_sender import OutboxSocket, ResponseSender, SendBudget
 from middleware.server.tarpit import Tarpit
 
 BACK_OFF = 0.1  # seconds a thread waits after accept failed (out of file descriptors)
@@ -55,6 +58,8 @@ class Intake:
         self._names = {fd: _name(listener) for fd, listener in self._listeners.items()}
         self.limits = limits
         self.reader = RequestReader()
+        self.budget = SendBudget(limits.send_budget)  # unsent response bytes kept
+        self.sender = ResponseSender(limits.send_seconds)
         self._gate = gate
         self._pit = pit or Tarpit(0.0)
         self._software = software
@@ -93,8 +98,20 @@ class Intake:
         return parse_plain_get(arrival.request, arrival.sock, arrival.address, name, self._software)
 
     def finish(self, arrival: Arrival) -> None:
-        """Close a served connection: at once when its client has nothing more on the
-        way, else once it closes (``RequestReader.linger``)."""
+        """Close a served connection once its response is sent (``ResponseSender``: the
+        rest of a response the client reads slowly), at once when its client has nothing
+        more on the way, else once it closes (``RequestReader.linger``)."""
+        sock = arrival.sock
+        if isinstance(sock, OutboxSocket) and sock.pending:
+            handed = self.sender.hand(
+                sock, lambda ok: self._closed(arrival) if ok else _close(sock)
+            )
+            if not handed:
+                _close(sock)  # more unsent than the process holds: its client was not reading
+            return
+        self._closed(arrival)
+
+    def _closed(self, arrival: Arrival) -> None:
         sock = arrival.sock
         try:
             sock.shutdown(socket.SHUT_WR)
@@ -110,6 +127,7 @@ class Intake:
 
     def close(self) -> None:
         self.reader.close()
+        self.sender.close()
 
     def _accept(self, listener: socket.socket) -> Arrival | None:
         try:
@@ -153,6 +171,7 @@ class Intake:
     def _serving(self, arrival: Arrival) -> Arrival:
         with contextlib.suppress(OSError):
             arrival.sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDTIMEO, self._send_timeout)
+        arrival.sock = OutboxSocket.taking(arrival.sock, self.budget)  # writes never wait
         return arrival
 
 

@@ -145,7 +145,7 @@ def _run_gunicorn(settings: Settings) -> None:
     class _Service(BaseApplication):  # type: ignore[misc]
         def load_config(self) -> None:
             options: dict[str, Any] = {
-                "bind": f"{settings.server_host}:{settings.server_port}",
+                "bind": _bind(settings.server_host, settings.server_port),
                 "workers": settings.server_workers,
                 "worker_class": "middleware.server.gunicorn_workers.AcceptingThreadWorker",
                 "threads": 4,  # each accepts its own connections, one request each
@@ -172,6 +172,17 @@ def _run_gunicorn(settings: Settings) -> None:
         # a worker leaves through this frame too (it is a fork of the master's stack)
         if not chosen and os.getpid() == master:
             shutil.rmtree(metrics_dir, ignore_errors=True)
+
+
+def _bind(host: str, port: int) -> str:
+    """gunicorn's bind address: an IPv6 host in brackets (``[::]:8000``, not ``:::8000``).
+
+    >>> _bind("::", 8000), _bind("[::1]", 8000), _bind("0.0.0.0", 8000)
+    ('[::]:8000', '[::1]:8000', '0.0.0.0:8000')
+    """
+    if ":" in host and not host.startswith("["):
+        host = f"[{host}]"
+    return f"{host}:{port}"
 
 
 def _child_exit(server: Any, worker: Any) -> None:

@@ -45,6 +45,15 @@ _REFUSALS = (
 )
 
 
+# how the engine words a SERVICE call that met no network (executors have none but the
+# allowlist's outlets): unreachable, refused, no name lookup, an outlet closing at once
+_CALL_FAILED = re.compile(
+    r"os error 10[01]\b|os error 111\b|Network is unreachable|Connection refused"
+    r"|lookup address information|Empty HTTP request|dedicated to an other use",
+    re.IGNORECASE,
+)
+
+
 def engine_error(err: BaseException, store: str) -> MiddlewareError:
     """The middleware error for ``err``, raised by the engine while it ran a query on
     ``store``: a ``BadRequest`` when the query is at fault, else an ``EndpointError``."""
@@ -57,4 +66,10 @@ def engine_error(err: BaseException, store: str) -> MiddlewareError:
         for pattern, hint in _REFUSALS:
             if pattern.search(message):
                 return BadRequest(f"the engine cannot run this query: {message}", hint=hint)
+    if isinstance(err, OSError) and _CALL_FAILED.search(message):
+        return BadRequest(
+            f"a SERVICE call of this query reached no endpoint: {message}",
+            hint="caller queries run without network: SERVICE reaches only the endpoints on "
+            "sparql_service_allowlist, and only at their listed path",
+        )
     return EndpointError(f"local store {store!r}: query failed: {message}")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from middleware.errors import EndpointError
+from middleware.kg.engine_errors import engine_error
 from middleware.kg.executors.delivery import Written
 from middleware.kg.result_size import check_size
 from middleware.serialize.native_results import NATIVE_FORMATS, write_native
@@ -47,8 +47,8 @@ def _write(
     if fmt in NATIVE_FORMATS:
         try:
             body = write_native(store.engine_result(text, dataset), fmt, max_rows=max_rows)
-        except OSError as err:  # the storage failed while reading
-            raise EndpointError(f"local store {store.name!r}: query failed: {err}") from err
+        except OSError as err:  # a SERVICE call or the storage failed while reading
+            raise engine_error(err, store.name) from err
         if body is not None:
             return Written(body, "select", False)
     result = store._execute(text, timeout, max_rows, dataset)

@@ -198,7 +198,8 @@ def test_without_the_guards_service_check_the_executors_still_reach_nothing(
         assert said["/sparql GET"].status_code == 400
         return
     web = said["/sparql GET"]
-    assert web.status_code == 502 and "unreachable" in web.text.lower(), web.text  # it tried
+    assert web.status_code == 400 and "unreachable" in web.text.lower(), web.text  # it tried
+    assert "sparql_service_allowlist" in web.json()["hint"]
     cli_said = said["kgmw query"]
     assert "unreachable" in f"{cli_said.output} {cli_said.exception}".lower()
     assert "unreachable" in str(said["kg_sparql"]).lower()

@@ -16,6 +16,7 @@ from middleware.serialize.written_results import write_query
 def pool_over(path: Path, **options: Any) -> QueryPool:
     """A pool of executors that open the store at ``path`` read-only."""
     opener = functools.partial(LocalStore, str(path), profile="generic", read_only=True)
+    options.setdefault("memory_mb", 1536)  # the setting's default (sparql_executor_memory)
     return QueryPool(opener, name=path.name, **options)
 
 

@@ -32,6 +32,7 @@ from middleware.kg.executors.outlets import RelayPlan, open_relays
 from middleware.support.namespaces import MECHANISM, IsolationError, isolate_network
 
 GRACE = 2.0  # seconds past a job's timeout after which the executor ends itself
+HELPER_STACK = 256 << 10  # bytes of stack for the executor's own few threads
 EXIT_OVERRAN = 86  # the exit code of an executor that stopped itself at its deadline
 
 
@@ -52,10 +53,11 @@ def serve(conn: Connection, handles: socket.socket, spec: ExecutorSpec) -> None:
     """An executor's life: isolate, open, say ready, then run jobs until the pipe closes.
     A job with ``direct`` set comes with the caller's connection on ``handles``."""
     isolation, why = isolate_quietly(spec.relays) if spec.isolate else (None, "not asked to")
-    cap = spec.memory_mb << 20
-    resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
+    threading.stack_size(HELPER_STACK)  # this process's own threads, started before the cap
     threading.Thread(target=die_with, args=(spec.service,), daemon=True).start()
     clock = _Clock()
+    cap = spec.memory_mb << 20
+    resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
     try:
         store = spec.open_store()
     except Exception as err:  # a missing or broken store: say why, end quietly

@@ -22,8 +22,29 @@ ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "middleware"
 MAX_LINES = 400
 
-# Old import paths kept as thin re-exports for users; the package itself never uses them.
-SHIMS = {
+# The layers, lowest first: a module imports only from its own layer or one before it
+# in this list. docs/architecture.md draws the same list, in the same order.
+LAYERS = (
+    "support",
+    "errors",
+    "config",
+    "kg",
+    "text",
+    "llm",
+    "planning",
+    "methods",
+    "serialize",
+    "eval",
+    "tuning",
+    "doctor",
+    "server",
+    "integrations",
+    "testing",
+    "cli",
+)
+# Import paths that moved before the first release (see CHANGELOG.md); they must not
+# come back as modules of their own.
+REMOVED_PATHS = (
     "middleware.settings",
     "middleware.linking",
     "middleware.verbalize",
@@ -34,7 +55,7 @@ SHIMS = {
     "middleware.kg.endpoint",
     "middleware.kg.rdflib_graph",
     "middleware.methods.base",
-}
+)
 # Modules of the dev extras and the import name each goes by.
 DEV_IMPORTS = {
     "pytest": "pytest",
@@ -179,14 +200,34 @@ def test_no_module_over_400_lines() -> None:
     assert not long, f"modules over {MAX_LINES} lines: {long}"
 
 
-def test_the_package_does_not_use_its_own_old_import_paths() -> None:
-    graph = import_graph()
-    users = {
-        name: sorted(targets & SHIMS)
-        for name, targets in graph.items()
-        if targets & SHIMS and name not in SHIMS and name != "middleware"
-    }
-    assert not users, f"modules importing old paths instead of the new ones: {users}"
+def layer_of(module: str) -> str:
+    """The layer a package module belongs to: its first name below ``middleware``."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else ""
+
+
+def test_every_folder_and_top_module_has_a_layer() -> None:
+    present = {layer_of(m) for m in modules()} - {""}
+    assert present == set(LAYERS), (
+        f"not in LAYERS: {sorted(present - set(LAYERS))}; "
+        f"in LAYERS but gone: {sorted(set(LAYERS) - present)}"
+    )
+
+
+def test_every_import_points_down_the_layers() -> None:
+    rank = {layer: i for i, layer in enumerate(LAYERS)}
+    upward = sorted(
+        f"{name} -> {target}"
+        for name, targets in import_graph().items()
+        if name != "middleware"  # the public face re-exports from every layer
+        for target in targets
+        if target != "middleware" and rank[layer_of(target)] > rank[layer_of(name)]
+    )
+    assert not upward, "imports of a higher layer: " + "; ".join(upward)
+
+
+def test_moved_paths_do_not_come_back() -> None:
+    assert not set(REMOVED_PATHS) & set(modules())
 
 
 def test_dev_extras_are_not_imported_at_run_time() -> None:

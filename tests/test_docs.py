@@ -117,3 +117,18 @@ def test_integration_examples_run(section: str, capsys: pytest.CaptureFixture[st
     out = capsys.readouterr().out
     for expected in INTEGRATION_SECTIONS[section]:
         assert expected in out, out
+
+
+def test_architecture_draws_every_layer_in_order() -> None:
+    """docs/architecture.md's layer list names each layer of ``LAYERS``, in that order,
+    each with a line that says what it holds."""
+    from tests.test_architecture import LAYERS
+
+    page = (DOCS / "architecture.md").read_text(encoding="utf-8")
+    drawn = page.split("## Layers", 1)[1].split("```")[1]
+    entries = [
+        (m.group(1).rstrip("/").removesuffix(".py"), m.group(2).strip())
+        for m in re.finditer(r"^(\S+)\s+(.*)$", drawn, re.MULTILINE)
+    ]
+    assert [name for name, _ in entries] == list(LAYERS)
+    assert all(len(purpose.split()) >= 3 for _, purpose in entries)

@@ -163,7 +163,7 @@ def test_directory_that_is_not_a_store_is_refused(tmp_path: Path) -> None:
 
 KILL_SCRIPT = """
 import sys
-from middleware.kg.local import LocalStore
+from middleware.kg.backends.local import LocalStore
 store = LocalStore(sys.argv[1], profile="metaqa", progress=False)
 print("loading", flush=True)
 store.load([sys.argv[2]])

@@ -33,6 +33,7 @@ LAYERS = (
     "llm",
     "planning",
     "methods",
+    "workspace",
     "serialize",
     "eval",
     "tuning",

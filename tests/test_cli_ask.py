@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 import rdflib
 
-from middleware.cli import ask as cli_ask
+from middleware import workspace as workspace_module
 from middleware.cli import main
 from middleware.config import Settings
 from middleware.kg.sample import sample_store
@@ -22,7 +22,7 @@ from tests.conftest import FILMS
 @pytest.fixture
 def scripted(monkeypatch: pytest.MonkeyPatch) -> ScriptedLLM:
     llm = rok_script()
-    monkeypatch.setattr(cli_ask, "open_llm", lambda settings: llm)
+    monkeypatch.setattr(workspace_module, "open_llm", lambda settings: llm)
     return llm
 
 
@@ -217,7 +217,7 @@ def test_an_endpoint_links_and_retrieves_like_the_store(
     method: str,
 ) -> None:
     """The sample graph in the store and behind an Oxigraph server: same links, same evidence."""
-    monkeypatch.setattr(cli_ask, "open_llm", lambda settings: first_option_or("Avatar"))
+    monkeypatch.setattr(workspace_module, "open_llm", lambda settings: first_option_or("Avatar"))
     question = ["ask", "Which films did James Cameron direct?", "--method", method, "--json"]
     code, on_store, err = run(capsys, *question)
     assert code == 0, err

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from middleware.cli import eval as cli_eval
+from middleware import workspace as workspace_module
 from middleware.cli import main
 from middleware.llm.scripted import ScriptedLLM
 from tests.cli_helpers import rok_script, run
@@ -19,7 +19,7 @@ EVAL = DATA / "eval"
 @pytest.fixture
 def scripted(monkeypatch: pytest.MonkeyPatch) -> ScriptedLLM:
     llm = rok_script(choice="Titanic")
-    monkeypatch.setattr(cli_eval, "open_llm", lambda settings: llm)
+    monkeypatch.setattr(workspace_module, "open_llm", lambda settings: llm)
     return llm
 
 

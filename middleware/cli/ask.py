@@ -18,14 +18,12 @@ from middleware.cli.support import (
 from middleware.errors import BadRequest
 from middleware.kg.base import Hop, KnowledgeGraph
 from middleware.kg.base import Path as GraphPath
-from middleware.kg.open import open_graph
-from middleware.llm.factory import open_llm
-from middleware.llm.ledger import Budget
 from middleware.methods.answer import Answer
-from middleware.methods.registry import METHODS, build_method
+from middleware.methods.registry import METHODS
 from middleware.serialize.answer_json import answer_dict
 from middleware.serialize.rdf import answer_turtle
 from middleware.text.verbalize import Verbalizer
+from middleware.workspace import Workspace
 
 
 def print_answer(
@@ -122,23 +120,18 @@ def ask(
     if as_rdf and source.as_json:
         raise BadRequest("give --json or --rdf, not both")
     settings = method_settings(ctx, source, source_names[0] if source_names else None, llm)
-    graphs = [open_graph(settings)]
-    for extra in source_names[1:]:
-        graphs.append(open_graph(settings.for_source(extra)))
+    if max_calls is not None:
+        settings = settings.replace(max_calls=max_calls)  # the user's own flag may raise it
+    work = Workspace(settings)
+    graphs = [work.graph(), *(work.graph(extra) for extra in source_names[1:])]
     if len(source_names) > 1:
-        for graph, source_name in zip(graphs, source_names, strict=True):
-            graph.name = source_name  # facts are tagged with the source they came from
-    name = method or settings.method
-    runner = build_method(name, settings, open_llm(settings), graphs[0])
-    budget = Budget(
-        max_calls=max_calls if max_calls is not None else settings.max_calls,
-        max_tokens=settings.max_tokens,
-    )
+        graphs[0].name = source_names[0]  # facts are tagged with the source they came from
+    runner = work.method(method)
     answer = runner.run(
         question,
         choices=list(choices) or None,
         sources=graphs if len(graphs) > 1 else None,
-        budget=budget,
+        budget=work.budget(),
         listener=step_printer(
             False if show_progress is None and not settings.progress else show_progress
         ),

@@ -22,10 +22,8 @@ from middleware.eval.items import EvalItem
 from middleware.eval.report import write_report
 from middleware.eval.runner import RESULTS_FILE, RUNS_FILE, Evaluator, ResultsFile, plan
 from middleware.eval.scoring import Scorer
-from middleware.kg.open import open_graph
-from middleware.llm.factory import open_llm
-from middleware.llm.ledger import Budget
-from middleware.methods.registry import METHODS, build_method
+from middleware.methods.registry import METHODS
+from middleware.workspace import Workspace
 
 
 @click.command("eval")
@@ -78,19 +76,20 @@ def eval_command(
     settings = method_settings(ctx, source, source_name, llm).replace(
         progress=progress, eval_data_dir=questions.data_dir, eval_concurrency=concurrency
     )
-    graph = open_graph(settings)
+    if max_calls is not None:
+        settings = settings.replace(max_calls=max_calls)  # the user's own flag may raise it
+    work = Workspace(settings)
+    graph = work.graph()
     chosen = [(q.name, q.split, q.items) for q in questions.choose(settings, graph, held_out=True)]
     names = list(dict.fromkeys(methods or (settings.method,)))
-    model = open_llm(settings)
-    runners = {name: build_method(name, settings, model, graph) for name in names}
+    runners = {name: work.method(name) for name in names}
     out_dir = Path(out)
     out_dir.mkdir(parents=True, exist_ok=True)
-    calls = max_calls if max_calls is not None else settings.max_calls
     evaluator = Evaluator(
         runners,
         Scorer(graph),
         ResultsFile(out_dir / RESULTS_FILE),
-        budget=lambda: Budget(max_calls=calls, max_tokens=settings.max_tokens),
+        budget=work.budget,
         concurrency=settings.eval_concurrency,
         progress=settings.progress,
     )
@@ -98,7 +97,7 @@ def eval_command(
         out_dir,
         chosen,
         names,
-        model.model or model.name,
+        work.llm.model or work.llm.name,
         graph.name,
         questions.seed,
         questions.limit,

@@ -22,6 +22,7 @@ from middleware.cli.support import (
     resolve_entity,
     settings_for,
     source_options,
+    workspace_for,
 )
 from middleware.errors import BadRequest, NotFound
 from middleware.kg.backends.local import LocalStore
@@ -36,7 +37,6 @@ from middleware.serialize.graph_json import (
     term_json,
     triple_json,
 )
-from middleware.text.linking import EntityLinker
 from middleware.text.verbalize import Verbalizer
 
 
@@ -267,9 +267,9 @@ def link(
     source: SourceArgs,
 ) -> None:
     """Rank the entities that TEXT may name."""
-    settings, graph = graph_for(ctx, source)
-    linker = EntityLinker(graph, limit=settings.link_limit, fuzzy_cutoff=settings.fuzzy_cutoff)
-    found = linker.link(text, limit=limit)
+    work = workspace_for(ctx, source)
+    graph = work.graph()
+    found = work.linker().link(text, limit=limit)
     if source.as_json:
         echo_json([entity_json(e) for e in found])
         return

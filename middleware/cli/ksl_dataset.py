@@ -23,9 +23,8 @@ from middleware.cli.support import (
 )
 from middleware.config.methods import KSLSettings
 from middleware.eval.ksl_dataset import SKIP_REASONS, Counts, InstructionDataset
-from middleware.kg.open import open_graph
 from middleware.methods.ksl.training import Example
-from middleware.text.embeddings.factory import open_encoder
+from middleware.workspace import Workspace
 
 
 def write_atomically(path: Path, rows: Sequence[dict[str, str]]) -> None:
@@ -71,11 +70,12 @@ def ksl_dataset_command(
     settings = method_settings(ctx, source, source_name, no_llm).replace(
         progress=progress, eval_data_dir=questions.data_dir
     )
-    graph = open_graph(settings)
+    work = Workspace(settings)
+    graph = work.graph()
     chosen = questions.choose(settings, graph, held_out=False)
     builder = InstructionDataset(
         graph,
-        encoder=open_encoder(settings),
+        encoder=work.encoder,
         config=settings.table(KSLSettings),
         text=settings,
         seed=questions.seed,

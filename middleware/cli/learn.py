@@ -17,12 +17,11 @@ from middleware.config.methods import PlanSettings
 from middleware.eval.items import EvalItem
 from middleware.eval.topics import answer_iris, topic_iris
 from middleware.kg.base import KnowledgeGraph
-from middleware.kg.open import open_graph
 from middleware.kg.terms import to_iri
 from middleware.planning.learning import Lesson, learn
 from middleware.planning.memory import PathMemory, memory_location, open_memory
-from middleware.text.embeddings.factory import open_encoder
 from middleware.text.linking import EntityLinker
+from middleware.workspace import Workspace
 
 FOLDED_MATCHES = ("exact", "alias", "folded", "folded-alias")
 
@@ -73,21 +72,17 @@ def learn_command(
     settings = method_settings(ctx, source, source_name, no_llm).replace(
         progress=progress, eval_data_dir=questions.data_dir, plan_memory=memory_path
     )
-    graph = open_graph(settings)
+    work = Workspace(settings)
+    graph = work.graph()
     config = settings.table(PlanSettings)
     where = memory_location(graph, config.memory, settings.cache_dir)
     chosen = questions.choose(settings, graph, held_out=False)
-    linker = EntityLinker(
-        graph,
-        limit=settings.link_limit,
-        fuzzy_cutoff=settings.fuzzy_cutoff,
-        max_queries=settings.link_max_queries,
-    )
+    linker = work.linker()
     lessons = [lesson(q.name, q.split, item, graph, linker) for q in chosen for item in q.items]
     memory, warnings = open_memory(graph, where)
     for warning in warnings:
         click.echo(f"kgmw: warning: {warning}", err=True)
-    encoder = open_encoder(settings)
+    encoder = work.encoder
     memory = memory or PathMemory.new(graph, encoder.name)
     memory.learned_from.append(
         {

@@ -16,10 +16,10 @@ from middleware.config import Settings
 from middleware.errors import BadRequest, NotFound
 from middleware.kg.backends.local import LocalStore
 from middleware.kg.backends.store_folder import remembered_name
-from middleware.kg.open import open_graph
 from middleware.kg.operations import GraphOperations
 from middleware.kg.terms import looks_like_iri, to_iri
 from middleware.text.linking import EntityLinker
+from middleware.workspace import Workspace
 
 F = TypeVar("F", bound=Callable[..., Any])
 CELL_WIDTH = 70
@@ -102,11 +102,16 @@ def source_settings(ctx: click.Context, source: SourceArgs, **overrides: Any) ->
     )
 
 
+def workspace_for(ctx: click.Context, source: SourceArgs) -> Workspace:
+    """The workspace of a graph command: its source from the flags, no LLM opened."""
+    work = Workspace(source_settings(ctx, source))
+    warn_profile(work.graph())
+    return work
+
+
 def graph_for(ctx: click.Context, source: SourceArgs) -> tuple[Settings, GraphOperations]:
-    settings = source_settings(ctx, source)
-    graph = open_graph(settings)
-    warn_profile(graph)
-    return settings, graph
+    work = workspace_for(ctx, source)
+    return work.settings, work.graph()
 
 
 def warn_profile(graph: GraphOperations) -> None:
@@ -126,8 +131,7 @@ def resolve_entity(graph: GraphOperations, text: str, settings: Settings) -> Nam
     """An IRI as given, or the best entity for a label."""
     if looks_like_iri(text):
         return to_iri(text)
-    linker = EntityLinker(graph, fuzzy_cutoff=settings.fuzzy_cutoff)
-    best = linker.best(text)
+    best = EntityLinker.from_settings(graph, settings).best(text)
     if best is None:
         raise NotFound(
             f"no entity in {graph.name!r} matches {text!r}", hint="try `kgmw link` or give an IRI"

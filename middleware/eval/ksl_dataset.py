@@ -145,12 +145,7 @@ class InstructionDataset:
     @property
     def linker(self) -> EntityLinker:
         if self._linker is None:
-            self._linker = EntityLinker(
-                self.graph,
-                limit=self.text.link_limit,
-                fuzzy_cutoff=self.text.fuzzy_cutoff,
-                max_queries=self.text.link_max_queries,
-            )
+            self._linker = EntityLinker.from_settings(self.graph, self.text)
         return self._linker
 
     # -- what a question asks ------------------------------------------------------------

@@ -24,7 +24,7 @@ from typing import Any
 from middleware.config import Settings
 from middleware.integrations.extras import missing_extra
 from middleware.integrations.runner import MethodRunner, check_k
-from middleware.kg.base import KnowledgeGraph
+from middleware.kg.operations import GraphOperations
 from middleware.llm.base import LLM
 
 try:
@@ -50,7 +50,7 @@ class KGRetriever(BaseRetriever):
 
     method: str = "plan"
     k: int = 4
-    graph: KnowledgeGraph | None = None
+    graph: GraphOperations | None = None
     llm: LLM | None = None
     settings: Settings | None = None
     _runner: MethodRunner = PrivateAttr()

@@ -17,10 +17,10 @@ from middleware.integrations.answer_text import answer_text
 from middleware.integrations.extras import missing_extra
 from middleware.integrations.runner import MethodRunner
 from middleware.integrations.sparql import guarded_sparql
-from middleware.kg.base import KnowledgeGraph
-from middleware.kg.open import open_graph
+from middleware.kg.operations import GraphOperations
 from middleware.llm.base import LLM
 from middleware.serialize.answer_json import answer_dict
+from middleware.workspace import Workspace
 
 try:
     from langchain_core.callbacks import CallbackManagerForToolRun
@@ -43,7 +43,7 @@ class _GraphTool(BaseTool):
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
-    graph: KnowledgeGraph | None = None
+    graph: GraphOperations | None = None
     llm: LLM | None = None
     settings: Settings | None = None
     method: str = "plan"
@@ -104,13 +104,13 @@ class KGSparqlTool(_GraphTool):
 def kg_tools(
     *,
     method: str = "plan",
-    graph: KnowledgeGraph | None = None,
+    graph: GraphOperations | None = None,
     llm: LLM | None = None,
     settings: Settings | None = None,
 ) -> list[BaseTool]:
     """``[KGAskTool, KGSparqlTool]`` over one graph (opened here when not given; the LLM
     only when ``kg_ask`` first needs it)."""
     settings = settings if settings is not None else Settings.load()
-    graph = graph if graph is not None else open_graph(settings)
+    graph = graph if graph is not None else Workspace(settings).graph()
     shared: dict[str, Any] = {"graph": graph, "llm": llm, "settings": settings}
     return [KGAskTool(method=method, **shared), KGSparqlTool(**shared)]

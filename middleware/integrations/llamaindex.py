@@ -22,7 +22,7 @@ from middleware.config import Settings
 from middleware.integrations.extras import missing_extra
 from middleware.integrations.records import EvidenceRecord
 from middleware.integrations.runner import MethodRunner, check_k
-from middleware.kg.base import KnowledgeGraph
+from middleware.kg.operations import GraphOperations
 from middleware.llm.base import LLM
 
 try:
@@ -46,7 +46,7 @@ class KGRetriever(BaseRetriever):
         self,
         method: str = "plan",
         *,
-        graph: KnowledgeGraph | None = None,
+        graph: GraphOperations | None = None,
         llm: LLM | None = None,
         settings: Settings | None = None,
         similarity_top_k: int = 4,

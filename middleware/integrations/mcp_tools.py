@@ -25,7 +25,6 @@ from middleware.serialize.graph_json import entity_json, path_json, triple_json
 from middleware.server.metrics import Metrics
 from middleware.server.sparql_proxy import answer as proxy_answer
 from middleware.server.state import ServiceState
-from middleware.text.linking import EntityLinker
 from middleware.text.verbalize import Verbalizer
 
 # MCP queries have no caller id: the penalty box is the HTTP service's, and one stopped
@@ -118,9 +117,7 @@ class GraphTools:
 
     def link(self, text: str, limit: int | None = None, source: str | None = None) -> Any:
         """The entities ``text`` may name, best first."""
-        graph = self._graph(source)
-        settings = self.state.source_settings(source or self.state.default_source)
-        linker = EntityLinker(graph, limit=settings.link_limit, fuzzy_cutoff=settings.fuzzy_cutoff)
+        linker = self.state.linker(source)
         return {"text": text, "entities": [entity_json(e) for e in linker.link(text, limit=limit)]}
 
     # -- resources --------------------------------------------------------------------
@@ -150,8 +147,7 @@ class GraphTools:
     def _entity(self, graph: GraphOperations, text: str, source: str | None) -> NamedNode:
         if looks_like_iri(text):
             return to_iri(text)
-        settings = self.state.source_settings(source or self.state.default_source)
-        best = EntityLinker(graph, fuzzy_cutoff=settings.fuzzy_cutoff).best(text)
+        best = self.state.linker(source).best(text)
         if best is None:
             raise NotFound(
                 f"no entity in {graph.name!r} matches {text!r}",
@@ -160,8 +156,7 @@ class GraphTools:
         return best.iri
 
     def _verbalizer(self, graph: GraphOperations, source: str | None) -> Verbalizer:
-        settings = self.state.source_settings(source or self.state.default_source)
-        return Verbalizer(graph, literal_max_chars=settings.literal_max_chars)
+        return self.state.verbalizer(source)
 
     @staticmethod
     def _limit(limit: int | None) -> int | None:

@@ -14,14 +14,13 @@ import threading
 from middleware.config import Settings
 from middleware.errors import BadRequest
 from middleware.integrations.records import EvidenceRecord, evidence_records
-from middleware.kg.base import KnowledgeGraph
-from middleware.kg.open import open_graph
+from middleware.kg.operations import GraphOperations
 from middleware.llm.base import LLM
-from middleware.llm.factory import open_llm
 from middleware.methods.aio import aask
 from middleware.methods.answer import Answer
 from middleware.methods.method import Method
 from middleware.methods.registry import SPECS, MethodSpec, method_spec
+from middleware.workspace import Workspace
 
 
 def evidence_methods() -> list[str]:
@@ -47,7 +46,7 @@ class MethodRunner:
         self,
         method: str,
         *,
-        graph: KnowledgeGraph | None = None,
+        graph: GraphOperations | None = None,
         llm: LLM | None = None,
         settings: Settings | None = None,
         require_evidence: bool = False,
@@ -62,7 +61,7 @@ class MethodRunner:
         self._settings = settings
         self._graph = graph
         self._llm = llm
-        self._method: Method | None = None
+        self._workspace: Workspace | None = None
         self._lock = threading.Lock()
 
     @property
@@ -73,21 +72,22 @@ class MethodRunner:
             return self._settings
 
     @property
-    def graph(self) -> KnowledgeGraph:
+    def workspace(self) -> Workspace:
+        """Where the graph, the LLM and the method come from, as for every front end."""
         settings = self.settings
         with self._lock:
-            if self._graph is None:
-                self._graph = open_graph(settings)
-            return self._graph
+            if self._workspace is None:
+                given = None if self._graph is None else {self._graph.name: self._graph}
+                self._workspace = Workspace(settings, llm=self._llm, graphs=given)
+            return self._workspace
+
+    @property
+    def graph(self) -> GraphOperations:
+        return self.workspace.graph()
 
     def method(self) -> Method:
         """The method, built once (opening the LLM only now when none was given)."""
-        settings, graph = self.settings, self.graph
-        with self._lock:
-            if self._method is None:
-                llm = self._llm if self._llm is not None else open_llm(settings)
-                self._method = self.spec.build(settings, llm, graph)
-            return self._method
+        return self.workspace.method(self.spec.name)
 
     def answer(self, question: str) -> Answer:
         return self.method().run(question)

@@ -67,12 +67,7 @@ class MethodBase(ABC):
         self.policy = policy or AnswerPolicy()
 
     def linker(self, graph: KnowledgeGraph) -> EntityLinker:
-        return EntityLinker(
-            graph,
-            limit=self.text.link_limit,
-            fuzzy_cutoff=self.text.fuzzy_cutoff,
-            max_queries=self.text.link_max_queries,
-        )
+        return EntityLinker.from_settings(graph, self.text)
 
     def verbalizer(self, graph: KnowledgeGraph) -> Verbalizer:
         return Verbalizer(graph, literal_max_chars=self.text.literal_max_chars)

@@ -10,8 +10,9 @@ all of them, its tests included, by being registered here.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from middleware.config import Settings
 from middleware.config.methods import (
@@ -38,9 +39,40 @@ from middleware.methods.reachable import Reachable
 from middleware.methods.rok import RoK
 from middleware.methods.run import AnswerPolicy
 from middleware.methods.sc import SelfConsistency
+from middleware.text.embeddings.encoders import Encoder
 from middleware.text.embeddings.factory import open_encoder
 
-Builder = Callable[[Settings, LLM, KnowledgeGraph | None], Method]
+
+@dataclass
+class SharedEncoder:
+    """One encoder for every method that needs one, opened on first use.
+
+    A workspace hands its own to every method it builds; ``build_method`` without one
+    opens one per call, shared by the method and its planner.
+    """
+
+    settings: Settings
+    _encoder: Encoder | None = None
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def __call__(self) -> Encoder:
+        with self._lock:
+            if self._encoder is None:
+                self._encoder = open_encoder(self.settings)
+            return self._encoder
+
+
+@dataclass(frozen=True)
+class MethodParts:
+    """What a method is built from: its settings, LLM, graph and the shared encoder."""
+
+    settings: Settings
+    llm: LLM
+    graph: KnowledgeGraph | None
+    encoder: Callable[[], Encoder]
+
+
+Builder = Callable[[MethodParts], Method]
 
 
 @dataclass(frozen=True)
@@ -57,11 +89,12 @@ def _policy(settings: Settings) -> AnswerPolicy:
     return AnswerPolicy.from_settings(settings)
 
 
-def _plan(settings: Settings, llm: LLM, graph: KnowledgeGraph | None) -> Plan:
+def _plan(parts: MethodParts) -> Plan:
+    settings = parts.settings
     return Plan(
-        llm,
-        graph,
-        encoder=open_encoder(settings),
+        parts.llm,
+        parts.graph,
+        encoder=parts.encoder(),
         config=settings.table(PlanSettings),
         cache_dir=settings.cache_dir,
         text=settings,
@@ -78,23 +111,24 @@ def _ksl_config(settings: Settings) -> KSLSettings:
     return replace(config, few_shot="off" if tuned else "on")
 
 
-def _ksl(settings: Settings, llm: LLM, graph: KnowledgeGraph | None, *, plan: bool) -> Method:
+def _ksl(parts: MethodParts, *, plan: bool) -> Method:
+    settings = parts.settings
     return KnowledgeSolver(
-        llm,
-        graph,
-        encoder=open_encoder(settings),
+        parts.llm,
+        parts.graph,
+        encoder=parts.encoder(),
         config=_ksl_config(settings),
-        planner=_plan(settings, llm, graph) if plan else None,
+        planner=_plan(parts) if plan else None,
         text=settings,
         policy=_policy(settings),
     )
 
 
 def _with_plan(base: Builder) -> Builder:
-    def build(settings: Settings, llm: LLM, graph: KnowledgeGraph | None) -> Method:
-        inner = base(settings, llm, graph)
+    def build(parts: MethodParts) -> Method:
+        inner = base(parts)
         assert isinstance(inner, MethodBase)
-        return WithPlan(inner, _plan(settings, llm, graph))
+        return WithPlan(inner, _plan(parts))
 
     return build
 
@@ -103,28 +137,39 @@ SPECS: tuple[MethodSpec, ...] = (
     MethodSpec(
         "rok",
         "RoK: key entities, PageRank-ranked paths, one neighbour filter; 3-4 LLM calls",
-        lambda s, llm, g: RoK(llm, g, config=s.table(RoKSettings), text=s, policy=_policy(s)),
+        lambda p: RoK(
+            p.llm,
+            p.graph,
+            config=p.settings.table(RoKSettings),
+            text=p.settings,
+            policy=_policy(p.settings),
+        ),
         RoKSettings,
         multi_source=False,
     ),
     MethodSpec(
         "pg",
         "Pseudo-graph: the LLM drafts Cypher, it is checked against matched graph triples, fixed, answered; 3 LLM calls, several sources at once",
-        lambda s, llm, g: PseudoGraph(
-            llm,
-            g,
-            encoder=open_encoder(s),
-            config=s.table(PseudoGraphSettings),
-            text=s,
-            policy=_policy(s),
+        lambda p: PseudoGraph(
+            p.llm,
+            p.graph,
+            encoder=p.encoder(),
+            config=p.settings.table(PseudoGraphSettings),
+            text=p.settings,
+            policy=_policy(p.settings),
         ),
         PseudoGraphSettings,
     ),
     MethodSpec(
         "qsm",
         "QSM baseline: the question matched against its entities' neighbour triples; 1 LLM call",
-        lambda s, llm, g: QSM(
-            llm, g, encoder=open_encoder(s), config=s.table(QSMSettings), text=s, policy=_policy(s)
+        lambda p: QSM(
+            p.llm,
+            p.graph,
+            encoder=p.encoder(),
+            config=p.settings.table(QSMSettings),
+            text=p.settings,
+            policy=_policy(p.settings),
         ),
         QSMSettings,
     ),
@@ -137,41 +182,49 @@ SPECS: tuple[MethodSpec, ...] = (
     MethodSpec(
         "ksl",
         "Knowledge Solver: the LLM walks the graph hop by hop, picking among real neighbours; at most ksl_rounds + 1 LLM calls",
-        lambda s, llm, g: _ksl(s, llm, g, plan=False),
+        lambda p: _ksl(p, plan=False),
         KSLSettings,
     ),
     MethodSpec(
         "ksl+plan",
         "Knowledge Solver guided by planned relation paths: planned steps offered first (only they when the plan is confident)",
-        lambda s, llm, g: _ksl(s, llm, g, plan=True),
+        lambda p: _ksl(p, plan=True),
         KSLSettings,
         multi_source=False,
     ),
     MethodSpec(
         "reach",
         "Reach baseline (multiple choice): a seeded random choice among those a short path joins to the question; 0 LLM calls",
-        lambda s, llm, g: Reachable(
-            llm, g, config=s.table(ReachSettings), text=s, policy=_policy(s)
+        lambda p: Reachable(
+            p.llm,
+            p.graph,
+            config=p.settings.table(ReachSettings),
+            text=p.settings,
+            policy=_policy(p.settings),
         ),
         ReachSettings,
     ),
     MethodSpec(
         "io",
         "IO baseline: the question alone; 1 LLM call",
-        lambda s, llm, g: IO(llm, g, text=s, policy=_policy(s)),
+        lambda p: IO(p.llm, p.graph, text=p.settings, policy=_policy(p.settings)),
         collects_evidence=False,
     ),
     MethodSpec(
         "cot",
         "CoT baseline: step-by-step reasoning, then the answer; 1 LLM call",
-        lambda s, llm, g: CoT(llm, g, text=s, policy=_policy(s)),
+        lambda p: CoT(p.llm, p.graph, text=p.settings, policy=_policy(p.settings)),
         collects_evidence=False,
     ),
     MethodSpec(
         "sc",
         "Self-consistency baseline: k sampled CoT answers (seeded), majority vote; k LLM calls (sc_samples), one more only to pick a choice none named",
-        lambda s, llm, g: SelfConsistency(
-            llm, g, config=s.table(SCSettings), text=s, policy=_policy(s)
+        lambda p: SelfConsistency(
+            p.llm,
+            p.graph,
+            config=p.settings.table(SCSettings),
+            text=p.settings,
+            policy=_policy(p.settings),
         ),
         SCSettings,
         collects_evidence=False,
@@ -201,6 +254,15 @@ def method_spec(name: str) -> MethodSpec:
     raise BadRequest(f"unknown method {name!r}", hint=f"known methods: {', '.join(METHODS)}")
 
 
-def build_method(name: str, settings: Settings, llm: LLM, graph: KnowledgeGraph | None) -> Method:
-    """The method ``name`` over ``graph`` with ``llm``, configured by ``settings``."""
-    return method_spec(name).build(settings, llm, graph)
+def build_method(
+    name: str,
+    settings: Settings,
+    llm: LLM,
+    graph: KnowledgeGraph | None,
+    *,
+    encoder: Callable[[], Encoder] | None = None,
+) -> Method:
+    """The method ``name`` over ``graph`` with ``llm``, configured by ``settings``;
+    ``encoder`` gives the shared encoder (default: one opened for this method)."""
+    parts = MethodParts(settings, llm, graph, encoder or SharedEncoder(settings))
+    return method_spec(name).build(parts)

@@ -109,7 +109,8 @@ def chat_completions() -> Response:
     prepared = prepare_answer(ask)
     follow_up = FollowUp(question, question)
     if state().settings.chat_follow_ups and turns:
-        follow_up = resolve_follow_up(question, turns, state().linker(prepared.graphs[0]))
+        first_source = ask.sources[0] if ask.sources else None
+        follow_up = resolve_follow_up(question, turns, state().linker(first_source))
         prepared = dataclasses.replace(
             prepared, ask=dataclasses.replace(ask, question=follow_up.question)
         )

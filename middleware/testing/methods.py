@@ -32,7 +32,7 @@ from middleware.llm.ledger import Budget
 from middleware.llm.scripted import ScriptedLLM
 from middleware.methods.answer import NOT_FOUND, Answer
 from middleware.methods.method import Method
-from middleware.methods.registry import SPECS, MethodSpec, method_spec
+from middleware.methods.registry import SPECS, MethodSpec, build_method, method_spec
 from middleware.testing.llms import first_option_or, garbled
 
 QUESTION = "Who directed Titanic?"
@@ -70,7 +70,7 @@ class MethodConformance:
     def build(
         self, spec: MethodSpec, llm: ScriptedLLM, graph: KnowledgeGraph | None, **values: Any
     ) -> Method:
-        return spec.build(quick_settings(**values), llm, graph)
+        return build_method(spec.name, quick_settings(**values), llm, graph)
 
     def check_evidence_exists(self, answer: Answer, graph: KnowledgeGraph) -> None:
         for triple in answer.evidence.all_triples():

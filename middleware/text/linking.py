@@ -29,6 +29,7 @@ from collections.abc import Sequence
 from pyoxigraph import NamedNode
 from rapidfuzz import fuzz
 
+from middleware.config.areas import TextSettings
 from middleware.errors import BadRequest
 from middleware.kg.base import Entity, KnowledgeGraph, LabelRow
 from middleware.text.folding import fold, normalize_space
@@ -57,6 +58,17 @@ class EntityLinker:
         self.limit = limit
         self.fuzzy_cutoff = fuzzy_cutoff
         self.max_queries = max(max_queries, RANKING_QUERIES + 1)
+
+    @classmethod
+    def from_settings(cls, graph: KnowledgeGraph, text: TextSettings) -> EntityLinker:
+        """The linker every front end and method uses: ``link_limit``, ``fuzzy_cutoff``
+        and ``link_max_queries`` of ``text`` (a source's settings)."""
+        return cls(
+            graph,
+            limit=text.link_limit,
+            fuzzy_cutoff=text.fuzzy_cutoff,
+            max_queries=text.link_max_queries,
+        )
 
     def index(self) -> LabelIndex | None:
         """The label index, for graphs that can list their labels in-process."""

@@ -8,7 +8,7 @@ import pty
 
 import pytest
 
-from middleware.cli import ask as cli_ask
+from middleware import workspace as workspace_module
 from middleware.cli.progress import StepPrinter, step_printer
 from middleware.llm.scripted import ScriptedLLM
 from middleware.methods.progress import StepEvent
@@ -18,7 +18,7 @@ from tests.cli_helpers import rok_script, run
 @pytest.fixture
 def scripted(monkeypatch: pytest.MonkeyPatch) -> ScriptedLLM:
     llm = rok_script()
-    monkeypatch.setattr(cli_ask, "open_llm", lambda settings: llm)
+    monkeypatch.setattr(workspace_module, "open_llm", lambda settings: llm)
     return llm
 
 

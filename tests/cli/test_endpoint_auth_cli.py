@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from middleware.cli import ask as cli_ask
+from middleware import workspace as workspace_module
 from tests.auth_proxy import AuthProxy, auth_proxy
 from tests.cli_helpers import rok_script, run
 from tests.conftest import free_port
@@ -60,7 +60,7 @@ def test_doctor_checks_a_named_source(
 def test_no_secret_in_answer_steps_or_settings(
     capsys: pytest.CaptureFixture[str], config: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(cli_ask, "open_llm", lambda settings: rok_script())
+    monkeypatch.setattr(workspace_module, "open_llm", lambda settings: rok_script())
     code, out, err = run(
         capsys, "--config", config, "ask", "Who directed Titanic?", "--source", "secure", "--json"
     )

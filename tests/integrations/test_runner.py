@@ -8,6 +8,7 @@ import sys
 
 import pytest
 
+from middleware import workspace as workspace_module
 from middleware.errors import BadRequest
 from middleware.integrations import runner as runner_module
 from middleware.integrations.runner import MethodRunner, check_k, evidence_methods
@@ -33,7 +34,7 @@ def test_a_count_that_is_not_a_whole_positive_number_is_refused(k: object) -> No
 
 def test_no_llm_is_opened_before_a_method_is_built(monkeypatch: pytest.MonkeyPatch) -> None:
     opened: list[object] = []
-    monkeypatch.setattr(runner_module, "open_llm", lambda settings: opened.append(settings))
+    monkeypatch.setattr(workspace_module, "open_llm", lambda settings: opened.append(settings))
     params = offline_params()
     runner = MethodRunner("plan", graph=params["graph"], settings=params["settings"])
     assert runner.graph is params["graph"] and not opened

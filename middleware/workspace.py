@@ -30,7 +30,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from middleware.config import Settings
-from middleware.errors import BadRequest, NotFound
+from middleware.errors import NotFound
 from middleware.kg.executors.limits import ExecutorLimits
 from middleware.kg.executors.pool import QueryPool
 from middleware.kg.open import open_graph
@@ -39,7 +39,7 @@ from middleware.llm.base import LLM
 from middleware.llm.factory import open_llm
 from middleware.llm.ledger import Budget
 from middleware.methods.method import Method
-from middleware.methods.registry import METHODS, SharedEncoder, build_method
+from middleware.methods.registry import SharedEncoder, build_method, method_spec
 from middleware.support.urls import without_credentials
 from middleware.text.embeddings.encoders import Encoder
 from middleware.text.linking import EntityLinker
@@ -191,14 +191,15 @@ class Workspace:
         calls = ceiling if max_calls is None else min(max_calls, ceiling)
         return Budget(max_calls=calls, max_tokens=self.settings.max_tokens)
 
+    def method_name(self, name: str | None = None) -> str:
+        """The registered name ``name`` stands for (default: setting ``method``); an
+        unknown name is a BadRequest listing the known ones."""
+        return method_spec(name or self.settings.method).name
+
     def method(self, name: str | None = None, source: str | None = None) -> Method:
         """Method ``name`` (default: setting ``method``) over source ``source``, built
         once with the source's settings, this workspace's LLM and its encoder."""
-        key = (name or self.settings.method).strip().lower()
-        if key not in METHODS:
-            raise BadRequest(
-                f"unknown method {name!r}", hint=f"known methods: {', '.join(METHODS)}"
-            )
+        key = self.method_name(name)
         graph_name = source or self.default_source
         graph = self.graph(graph_name)
         with self._lock:

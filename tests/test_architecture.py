@@ -322,3 +322,30 @@ def test_no_getattr_probing() -> None:
             ):
                 found.append(f"{path.relative_to(ROOT)}:{node.lineno}: {node.args[1].value}")
     assert not found, "getattr/hasattr probing: " + "; ".join(found)
+
+
+def _backend_classes() -> set[str]:
+    """The classes of the backends and of their common base: only kg/ may test for them."""
+    names = {"GraphOperations"}
+    for path in (PACKAGE / "kg" / "backends").glob("*.py"):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        names |= {node.name for node in tree.body if isinstance(node, ast.ClassDef)}
+    return names
+
+
+def test_no_isinstance_on_backends_outside_kg() -> None:
+    """Code above kg/ asks a graph's declared capabilities (``capabilities``,
+    ``kg/identity.py``), never which backend it is."""
+    backends = _backend_classes()
+    found = []
+    for path in PACKAGE.rglob("*.py"):
+        if path.relative_to(PACKAGE).parts[0] == "kg":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not (isinstance(node, ast.Call) and getattr(node.func, "id", "") == "isinstance"):
+                continue
+            if len(node.args) == 2 and backends & {
+                n.id for n in ast.walk(node.args[1]) if isinstance(n, ast.Name)
+            }:
+                found.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    assert not found, f"isinstance on a backend class outside kg/: {found}"

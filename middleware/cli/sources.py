@@ -17,9 +17,7 @@ from middleware.cli.support import (
     print_table,
     source_options,
 )
-from middleware.errors import BadRequest
-from middleware.kg.backends.local import LocalStore
-from middleware.kg.export import EXPORT_FORMATS, export_format, export_store
+from middleware.kg.export import EXPORT_FORMATS, export_format, export_store, exportable
 from middleware.kg.inspect import inspect_graph
 from middleware.kg.prefixes import compact
 from middleware.text.verbalize import Verbalizer
@@ -119,12 +117,8 @@ def export(
     """Write a store back out as RDF (nt, nq, ttl, trig, rdfxml), to a file or stdout."""
     chosen = export_format(fmt, out)
     args = SourceArgs(store, None, None, None, as_json=False, name=source_name)
-    _, graph = graph_for(ctx, args)
-    if not isinstance(graph, LocalStore):
-        raise BadRequest(
-            f"{graph.name!r} is not a local store; kgmw export writes out a store",
-            hint="give --store DIR, or read an endpoint with `kgmw query` and a CONSTRUCT",
-        )
+    _, opened = graph_for(ctx, args)
+    graph = exportable(opened)
     if out is None:
         sys.stdout.flush()
         export_store(graph, chosen, sys.stdout.buffer)

@@ -14,7 +14,6 @@ from pyoxigraph import NamedNode
 
 from middleware.config import Settings
 from middleware.errors import BadRequest, NotFound
-from middleware.kg.backends.local import LocalStore
 from middleware.kg.backends.store_folder import remembered_name
 from middleware.kg.operations import GraphOperations
 from middleware.kg.terms import looks_like_iri, to_iri
@@ -116,7 +115,7 @@ def graph_for(ctx: click.Context, source: SourceArgs) -> tuple[Settings, GraphOp
 
 def warn_profile(graph: GraphOperations) -> None:
     """A store remembers the profile it was loaded with; say so when another is used."""
-    stored = graph.stored_profile if isinstance(graph, LocalStore) else None
+    stored = graph.stored_profile
     remembered = remembered_name(stored) if stored else None
     if remembered and remembered != graph.profile.name:
         click.echo(

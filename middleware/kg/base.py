@@ -113,10 +113,13 @@ class Capabilities:
     ``label_index``: every label can be read in-process (``label_rows()``), so linking
     builds an index once instead of asking the graph per mention. ``in_process``: the
     graph lives in this process (no network between the middleware and the data).
+    ``templates``: the project's SPARQL templates run on it (``run_template``), so
+    queries such as the owl:sameAs links between sources can be asked of it.
     """
 
     label_index: bool = False
     in_process: bool = False
+    templates: bool = False
 
 
 @runtime_checkable

@@ -17,6 +17,7 @@ import pyoxigraph as ox
 
 from middleware.errors import BadRequest
 from middleware.kg.backends.local import LocalStore
+from middleware.kg.base import KnowledgeGraph
 
 EXPORT_FORMATS = {
     "nt": ox.RdfFormat.N_TRIPLES,
@@ -47,6 +48,17 @@ def export_format(name: str | None, out: Path | None) -> str:
         hint=f"give --format ({', '.join(EXPORT_FORMATS)}) or an --out file ending in "
         f"{', '.join(SUFFIXES)}",
     )
+
+
+def exportable(graph: KnowledgeGraph) -> LocalStore:
+    """``graph`` if it is a local store, which is what ``export_store`` writes out; a
+    BadRequest saying what to do otherwise."""
+    if not isinstance(graph, LocalStore):
+        raise BadRequest(
+            f"{graph.name!r} is not a local store; kgmw export writes out a store",
+            hint="give --store DIR, or read an endpoint with `kgmw query` and a CONSTRUCT",
+        )
+    return graph
 
 
 def export_store(store: LocalStore, fmt: str, output: Path | BinaryIO) -> int:

@@ -4,48 +4,23 @@ from __future__ import annotations
 
 from middleware.config import Settings
 from middleware.errors import BadRequest
-from middleware.kg.backends.endpoint import SparqlEndpoint
-from middleware.kg.backends.endpoint_auth import EndpointAuth
-from middleware.kg.backends.local import LocalStore
+from middleware.kg.backends.registry import BACKENDS
 from middleware.kg.executors.limits import ExecutorLimits
-from middleware.kg.load_guard import LoadCaps
 from middleware.kg.operations import GraphOperations
 from middleware.kg.sample import sample_store
 from middleware.kg.sparql_guard import QueryLimits, QueryPolicy
 
 
 def open_graph(settings: Settings, *, read_only: bool = True) -> GraphOperations:
-    """The graph named by ``settings``: ``endpoint``, else ``store``, else the sample graph."""
-    if settings.endpoint and settings.store:
-        raise BadRequest("give either --store or --endpoint, not both")
+    """The graph named by ``settings``: the backend they choose (``endpoint`` or
+    ``store``, see ``backends/registry.py``), else the bundled sample graph."""
+    chosen = [backend for backend in BACKENDS if backend.chosen(settings)]
+    if len(chosen) > 1:
+        flags = " or ".join(backend.flag for backend in chosen)
+        raise BadRequest(f"give either {flags}, not both")
     graph: GraphOperations
-    if settings.endpoint:
-        graph = SparqlEndpoint(
-            settings.endpoint,
-            profile=settings.profile,
-            timeout=settings.timeout,
-            retries=settings.retries,
-            backoff=settings.backoff,
-            max_retry_wait=settings.max_retry_wait,
-            user_agent=settings.user_agent,
-            auth=EndpointAuth.resolve(
-                user=settings.endpoint_user,
-                password=settings.endpoint_password,
-                token=settings.endpoint_token,
-                headers=settings.endpoint_headers,
-            ),
-        )
-    elif settings.store:
-        graph = LocalStore(
-            settings.store,
-            profile=settings.profile,
-            read_only=read_only,
-            timeout=settings.timeout,
-            progress=settings.progress,
-            wait=settings.store_lock_wait,
-            caps=LoadCaps.from_settings(settings),
-            executors=ExecutorLimits.from_settings(settings),
-        )
+    if chosen:
+        graph = chosen[0].open(settings, read_only)
     else:
         graph = sample_store(
             cache_dir=settings.cache_dir,

@@ -61,7 +61,7 @@ class GraphOperations(LabelLookups, RelationWalks, ABC):
     name: str
     profile: Profile
     default_timeout: float
-    capabilities: Capabilities = Capabilities()
+    capabilities: Capabilities = Capabilities(templates=True)
     neighbors_limit: int = 100
     paths_limit: int = 100
     default_max_hops: int = 2
@@ -74,6 +74,8 @@ class GraphOperations(LabelLookups, RelationWalks, ABC):
 
     # where caller SPARQL runs when this process would run it: executors (a local store)
     caller_queries: CallerQueries | None = None
+    # the profile a store folder recorded at its loads (None: nothing recorded)
+    stored_profile: str | None = None
 
     @property
     def version(self) -> int:

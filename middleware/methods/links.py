@@ -10,11 +10,11 @@ reported in the step and left out of the join.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import cast
 
 from pyoxigraph import NamedNode
 
 from middleware.kg.base import KnowledgeGraph
-from middleware.kg.operations import GraphOperations
 from middleware.kg.sameas import TemplateGraph, inward, outward
 from middleware.methods.answer import AnswerEntity
 from middleware.methods.run import Run
@@ -24,12 +24,13 @@ from middleware.methods.sources import fan_out
 def _linking(graphs: Sequence[KnowledgeGraph]) -> list[KnowledgeGraph]:
     if len(graphs) < 2:
         return []
-    return [g for g in graphs if g.profile.same_as is not None and isinstance(g, GraphOperations)]
+    return [g for g in graphs if g.profile.same_as is not None and g.capabilities.templates]
 
 
 def _template_graph(graph: KnowledgeGraph) -> TemplateGraph:
-    assert isinstance(graph, GraphOperations)
-    return graph
+    """``graph`` as what runs templates: its ``capabilities.templates`` says it does."""
+    assert graph.capabilities.templates
+    return cast(TemplateGraph, graph)
 
 
 def cross_link(

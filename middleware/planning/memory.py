@@ -21,9 +21,8 @@ from typing import Any
 import numpy as np
 
 from middleware.errors import ConfigError
-from middleware.kg.backends.endpoint import SparqlEndpoint
-from middleware.kg.backends.local import LocalStore
 from middleware.kg.base import KnowledgeGraph
+from middleware.kg.identity import data_fingerprint, source_identity, store_folder
 from middleware.planning.mining import MinedPath
 from middleware.support.cache_dir import cache_root
 
@@ -32,30 +31,17 @@ VERSION = 1
 FILE_NAME = "path-memory.json"
 
 
-def source_identity(graph: KnowledgeGraph) -> dict[str, Any]:
-    """What a memory must match: the source's kind and location, and its profile."""
-    if isinstance(graph, LocalStore):
-        where = str(graph.path.resolve()) if graph.path else f"memory:{graph.name}"
-        return {"kind": "store", "location": where, "profile": graph.profile.name}
-    if isinstance(graph, SparqlEndpoint):
-        return {"kind": "endpoint", "location": graph.url, "profile": graph.profile.name}
-    return {"kind": type(graph).__name__, "location": graph.name, "profile": graph.profile.name}
-
-
 def fingerprint(graph: KnowledgeGraph) -> dict[str, Any]:
     """What changes when the source's data does (a store's live generation and size)."""
-    if isinstance(graph, LocalStore) and graph.path is not None:
-        current = graph.path / "current"
-        generation = os.readlink(current) if current.is_symlink() else None
-        return {"generation": generation, "triples": len(graph)}
-    return {}
+    return data_fingerprint(graph)
 
 
 def default_location(graph: KnowledgeGraph, cache_dir: str | None) -> Path:
     """The store folder for a store on disk; otherwise the cache folder, keyed by the
     source's location and profile."""
-    if isinstance(graph, LocalStore) and graph.path is not None:
-        return graph.path / FILE_NAME
+    folder = store_folder(graph)
+    if folder is not None:
+        return folder / FILE_NAME
     identity = source_identity(graph)
     digest = hashlib.sha256(f"{identity['location']}|{identity['profile']}".encode()).hexdigest()
     return cache_root(cache_dir) / "path-memory" / f"{digest[:20]}.json"

@@ -99,7 +99,7 @@ def prepare_answer(ask: AnswerRequest) -> PreparedAnswer:
     check_question(ask.question, ask.choices)  # bad input is a 400 before any stream starts
     app_state = state()
     names = ask.sources or [app_state.default_source]
-    permit(grant(), sources=names, method=(ask.method or app_state.settings.method).strip().lower())
+    permit(grant(), sources=names, method=app_state.method_name(ask.method))
     method = app_state.method(ask.method, names[0])
     graphs: list[KnowledgeGraph] = [app_state.graph(name) for name in names]
     return PreparedAnswer(ask, method, graphs, app_state.budget(ask.max_calls), metrics())

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from middleware.cli import ask as cli_ask
+from middleware import workspace as workspace_module
 from middleware.planning.memory import FILE_NAME
 from middleware.testing.graphs import EX, films_path
 from middleware.testing.llms import first_option_or
@@ -66,7 +66,7 @@ def test_plan_answers_from_the_learned_memory(
 ) -> None:
     assert learn(capsys, questions, "--store", str(store))[0] == 0
     llm = first_option_or("Ada Lovelace")
-    monkeypatch.setattr(cli_ask, "open_llm", lambda settings: llm)
+    monkeypatch.setattr(workspace_module, "open_llm", lambda settings: llm)
     code, out, err = run(
         capsys,
         "ask",

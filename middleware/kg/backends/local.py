@@ -81,7 +81,7 @@ class LocalStore(GraphOperations):
     ``LocalStore(store=existing)`` wraps a user's open ``pyoxigraph.Store``.
     """
 
-    capabilities = Capabilities(label_index=True, in_process=True)
+    capabilities = Capabilities(label_index=True, in_process=True, templates=True)
 
     def __init__(
         self,

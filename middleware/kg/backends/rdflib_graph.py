@@ -62,7 +62,7 @@ def to_oxigraph(term: Any) -> Term:
 class RdflibGraph(GraphOperations):
     """Graph operations over ``graph.query`` (rdflib's own SPARQL engine)."""
 
-    capabilities = Capabilities(label_index=True, in_process=True)
+    capabilities = Capabilities(label_index=True, in_process=True, templates=True)
 
     def __init__(
         self,

@@ -37,7 +37,7 @@ from middleware.integrations.mcp_tools import GraphTools
 from middleware.kg.backends.local import LocalStore
 from middleware.llm.scripted import ScriptedLLM
 from middleware.server import create_app
-from middleware.server.loopback_server import LoopbackServer
+from middleware.server.connections.loopback_server import LoopbackServer
 from middleware.server.state import ServiceState
 from middleware.testing.service_spellings import Listener, spellings
 

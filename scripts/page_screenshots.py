@@ -26,7 +26,7 @@ from middleware.config import Settings
 from middleware.kg.sample import sample_store
 from middleware.llm.scripted import ScriptedLLM
 from middleware.server import create_app
-from middleware.server.loopback_server import LoopbackServer
+from middleware.server.connections.loopback_server import LoopbackServer
 
 SIZES = ((1280, 800), (390, 844))
 QUESTION = "Who directed Titanic?"

@@ -15,11 +15,11 @@ from middleware.cli.support import LLMArgs, llm_options, settings_for
 from middleware.config import Settings
 from middleware.kg.executors.probe import isolation_line
 from middleware.llm.factory import backend_name
-from middleware.server.address_gate import AddressGate
 from middleware.server.app import create_app
-from middleware.server.arrival import Limits
+from middleware.server.connections.address_gate import AddressGate
+from middleware.server.connections.arrival import Limits
+from middleware.server.connections.tarpit import Tarpit
 from middleware.server.metrics import MULTIPROC_ENV, mark_process_dead, use_multiprocess_dir
-from middleware.server.tarpit import Tarpit
 
 GUNICORN_TIMEOUT = 300  # seconds a worker may stay silent: an answer with a slow LLM
 
@@ -108,7 +108,7 @@ def loopback(host: str) -> bool:
 
 
 def _run_development_server(settings: Settings) -> None:
-    from middleware.server.loopback_server import LoopbackServer
+    from middleware.server.connections.loopback_server import LoopbackServer
 
     gate = AddressGate()
     server = LoopbackServer(
@@ -130,7 +130,7 @@ def _run_development_server(settings: Settings) -> None:
 def _run_gunicorn(settings: Settings) -> None:
     from gunicorn.app.base import BaseApplication
 
-    from middleware.server.gunicorn_workers import use_gate, use_limits
+    from middleware.server.connections.gunicorn_workers import use_gate, use_limits
 
     gate = AddressGate()  # made before the workers fork: one table for all of them
     use_gate(
@@ -147,7 +147,7 @@ def _run_gunicorn(settings: Settings) -> None:
             options: dict[str, Any] = {
                 "bind": _bind(settings.server_host, settings.server_port),
                 "workers": settings.server_workers,
-                "worker_class": "middleware.server.gunicorn_workers.AcceptingThreadWorker",
+                "worker_class": "middleware.server.connections.gunicorn_workers.AcceptingThreadWorker",
                 "threads": 4,  # each accepts its own connections, one request each
                 "timeout": GUNICORN_TIMEOUT,
                 "graceful_timeout": 30,

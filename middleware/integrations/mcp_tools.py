@@ -23,7 +23,7 @@ from middleware.kg.terms import looks_like_iri, to_iri
 from middleware.serialize.answer_json import answer_dict
 from middleware.serialize.graph_json import entity_json, path_json, triple_json
 from middleware.server.metrics import Metrics
-from middleware.server.sparql_proxy import answer as proxy_answer
+from middleware.server.proxy.sparql_proxy import answer as proxy_answer
 from middleware.server.state import ServiceState
 from middleware.text.verbalize import Verbalizer
 

@@ -1,7 +1,7 @@
 """Who a request comes from and whether it may go on, one check for every way in.
 
 The Flask app's ``before_request`` hook and the ``/sparql`` fast path
-(``middleware.server.sparql_fast``) both ask ``Admission.admit``: the API key (and the
+(``middleware.server.proxy.sparql_fast``) both ask ``Admission.admit``: the API key (and the
 failed authentications of the address), the rate limit, and for ``/sparql`` the
 penalty box.
 """

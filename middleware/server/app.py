@@ -22,14 +22,16 @@ from middleware.errors import PayloadTooLarge
 from middleware.kg.executors.probe import isolation_line
 from middleware.kg.operations import GraphOperations
 from middleware.llm.base import LLM
-from middleware.server import answers, chat, sparql_proxy, status
-from middleware.server.address_gate import AddressGate
+from middleware.server import status
 from middleware.server.admission import Admission
+from middleware.server.answering import answers, chat
+from middleware.server.connections.address_gate import AddressGate
 from middleware.server.context import METRICS_KEY, STATE_KEY
 from middleware.server.errors import log, register_error_handlers
 from middleware.server.json_body import BoundedJSONProvider
 from middleware.server.metrics import Metrics
-from middleware.server.sparql_fast import SparqlFastPath
+from middleware.server.proxy import sparql_proxy
+from middleware.server.proxy.sparql_fast import SparqlFastPath
 from middleware.server.state import ServiceState
 
 # Routes anyone may call: probes, the description, and the page (its requests need a key).

@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 
 from middleware.config.key_grants import KeyGrant
 from middleware.errors import Forbidden, RateLimited, Unauthorized
-from middleware.server.address_gate import AddressGate
+from middleware.server.connections.address_gate import AddressGate
 
 ADDRESS_CALLER = "addr:"  # the caller id of a request without an API key: addr:IP
 

@@ -11,8 +11,8 @@ from middleware.config import Settings
 from middleware.errors import ConfigError
 from middleware.kg.operations import GraphOperations
 from middleware.llm.base import LLM
-from middleware.server.address_gate import AddressGate
-from middleware.server.answer_store import AnswerStore, store_path
+from middleware.server.answering.answer_store import AnswerStore, store_path
+from middleware.server.connections.address_gate import AddressGate
 from middleware.server.guard import PenaltyBox
 from middleware.workspace import DEFAULT_SOURCE, Workspace
 

@@ -28,7 +28,7 @@ _POSSESSIVE = ("its", "his", "their", "hers", "theirs")
 _PRONOUN = re.compile(r"\b(" + "|".join(_PLAIN + _POSSESSIVE) + r")\b", re.IGNORECASE)
 # a word that ties a follow-up to what came before, out of place in a standalone question
 _LEADING = re.compile(r"^\s*(and|but|so|then|also|ok|okay|well)\b[\s,]*", re.IGNORECASE)
-# what the service appends to an answer's text (server/chat_text.py), and its old form
+# what the service appends to an answer's text (server/answering/chat_text.py), and its old form
 _TAIL = re.compile(r"\n\s*(Sources:|Evidence:|\(full answer: |\(not grounded in a graph\))")
 
 

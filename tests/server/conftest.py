@@ -16,8 +16,8 @@ from middleware.kg.sample import sample_store
 from middleware.llm.local import EmbeddedLLM, bundled_model_path
 from middleware.llm.scripted import ScriptedLLM
 from middleware.server import create_app
+from middleware.server.connections.loopback_server import LoopbackServer
 from middleware.server.context import STATE_KEY
-from middleware.server.loopback_server import LoopbackServer
 from middleware.support.cache_dir import cache_root
 from tests.cli_helpers import rok_script
 

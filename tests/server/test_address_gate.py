@@ -14,9 +14,9 @@ from urllib.parse import urlencode
 import pytest
 
 from middleware.errors import RateLimited
-from middleware.server.address_gate import AddressGate
+from middleware.server.connections.address_gate import AddressGate
+from middleware.server.connections.tarpit import Tarpit
 from middleware.server.guard import PenaltyBox
-from middleware.server.tarpit import Tarpit
 from tests.server.test_cli_serve import environment, start  # noqa: F401 (fixture)
 
 NESTED = "SELECT * WHERE " + "{" * 200 + "}" * 200  # past sparql_max_depth: a strike

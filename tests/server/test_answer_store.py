@@ -7,7 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from middleware.server.answer_store import ID_PATTERN, AnswerStore, new_answer_id, owner_of
+from middleware.server.answering.answer_store import (
+    ID_PATTERN,
+    AnswerStore,
+    new_answer_id,
+    owner_of,
+)
 
 
 class Clock:

@@ -153,7 +153,7 @@ def test_keep_alive_comments_flow_while_the_method_works(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     from middleware.llm.scripted import ScriptedLLM
-    from middleware.server import chat
+    from middleware.server.answering import chat
 
     def slow(prompt: str) -> str:
         time.sleep(0.3)

@@ -41,7 +41,7 @@ def test_a_failure_while_writing_streams_an_error_then_done(
     def broken(*_: object, **__: object) -> dict[str, object]:
         raise RuntimeError("cannot write the evidence")
 
-    monkeypatch.setattr("middleware.server.chat.answer_body", broken)
+    monkeypatch.setattr("middleware.server.answering.chat.answer_body", broken)
     received = events(scripted_server)
     assert received[-1] == "[DONE]"
     error = json.loads(received[-2])["error"]

@@ -156,7 +156,9 @@ def test_gunicorn_metrics_sum_every_workers_figures(
     key = {"Authorization": "Bearer serve-test-key"}
     with start(["--workers", "2"], environment) as (url, process):
         port = int(url.rsplit(":", 1)[1])
-        sent, deadline = 0, time.monotonic() + 30  # the second worker may still be starting
+        # the second worker may still be starting, and on a loaded machine one worker can
+        # take every connection for a while: a generous deadline, left early when both count
+        sent, deadline = 0, time.monotonic() + 180
         while time.monotonic() < deadline:
             sent += _at_once(port, b"GET /v1/sources HTTP/1.1\r\nHost: x\r\n", key, 32)
             if len({p.stem.split("_")[-1] for p in figures.glob("counter_*.db")}) >= 2:

@@ -20,7 +20,7 @@ from middleware.kg.executors.delivery import Delivery, response, send_once
 from middleware.kg.executors.pool import QueryPool, Sent
 from middleware.server import create_app
 from middleware.server.context import STATE_KEY
-from middleware.server.direct_reply import DirectReply
+from middleware.server.proxy.direct_reply import DirectReply
 from tests.executor_helpers import pool_over, run_written
 from tests.server.conftest import LiveServer, settings
 

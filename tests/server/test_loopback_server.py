@@ -8,9 +8,9 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from middleware.server.address_gate import AddressGate
-from middleware.server.loopback_server import LoopbackServer, _Writer
-from middleware.server.tarpit import Tarpit
+from middleware.server.connections.address_gate import AddressGate
+from middleware.server.connections.loopback_server import LoopbackServer, _Writer
+from middleware.server.connections.tarpit import Tarpit
 
 
 def _hello(environ: dict[str, Any], start_response: Any) -> Iterable[bytes]:

@@ -16,9 +16,9 @@ from flask import Flask
 
 from middleware.kg.backends.local import LocalStore
 from middleware.server import create_app
+from middleware.server.connections.loopback_server import LoopbackServer
 from middleware.server.context import STATE_KEY
-from middleware.server.loopback_server import LoopbackServer
-from middleware.server.plain_get import parse_plain_get
+from middleware.server.proxy.plain_get import parse_plain_get
 from tests.server.conftest import settings
 
 QUERY = "SELECT ?p ?o WHERE { <https://kgmw.dev/metaqa/entity/Titanic> ?p ?o }"

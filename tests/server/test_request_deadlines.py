@@ -23,12 +23,12 @@ import httpx
 import pytest
 from flask import Flask
 
-import middleware.server.intake as intake_module
+import middleware.server.connections.intake as intake_module
 from middleware.kg.backends.local import LocalStore
 from middleware.server import create_app
-from middleware.server.arrival import Limits
+from middleware.server.connections.arrival import Limits
+from middleware.server.connections.loopback_server import LoopbackServer
 from middleware.server.context import STATE_KEY
-from middleware.server.loopback_server import LoopbackServer
 from tests.server.conftest import settings
 from tests.server.test_cli_serve import environment, start  # noqa: F401 (fixture)
 

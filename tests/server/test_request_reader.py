@@ -10,9 +10,9 @@ from collections.abc import Iterator
 
 import pytest
 
-from middleware.server.arrival import Arrival, Limits
-from middleware.server.request_head import ChunkedBody, Framing, TooLarge, framing
-from middleware.server.request_reader import RequestReader
+from middleware.server.connections.arrival import Arrival, Limits
+from middleware.server.connections.request_head import ChunkedBody, Framing, TooLarge, framing
+from middleware.server.connections.request_reader import RequestReader
 
 HEAD = b"POST /x HTTP/1.1\r\nHost: x\r\n"
 

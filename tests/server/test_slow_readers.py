@@ -12,7 +12,7 @@ from urllib.parse import urlencode
 import httpx
 import pytest
 
-from middleware.server.response_sender import OutboxSocket, ResponseSender, SendBudget
+from middleware.server.connections.response_sender import OutboxSocket, ResponseSender, SendBudget
 from tests.server.test_cli_serve import environment, start  # noqa: F401 (fixture)
 
 KEY = {"Authorization": "Bearer serve-test-key"}

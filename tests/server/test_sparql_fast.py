@@ -13,7 +13,7 @@ from flask import Flask
 from middleware.kg.backends.local import LocalStore
 from middleware.server import create_app
 from middleware.server.context import STATE_KEY
-from middleware.server.sparql_fast import plain_query
+from middleware.server.proxy.sparql_fast import plain_query
 from tests.server.conftest import settings
 from tests.server.prometheus_text import figure
 

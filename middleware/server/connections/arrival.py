@@ -27,8 +27,14 @@ from typing import Any, Literal
 
 from middleware.config import Settings
 from middleware.errors import MiddlewareError, PayloadTooLarge
+from middleware.server.connections.request_head import (
+    HEAD_LIMIT,
+    ChunkedBody,
+    TooLarge,
+    framing,
+    head_end,
+)
 from middleware.server.errors import OPENAI_ROUTES, error_body
-from middleware.server.request_head import HEAD_LIMIT, ChunkedBody, TooLarge, framing, head_end
 
 Step = Literal["more", "whole", "refused"]
 CONTINUE = b"HTTP/1.1 100 Continue\r\n\r\n"

@@ -27,12 +27,12 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from middleware.server.address_gate import AddressGate
-from middleware.server.arrival import Arrival, Limits
-from middleware.server.plain_get import PlainGet, parse_plain_get
-from middleware.server.request_reader import READ_SIZE, RequestReader, send_now
-from middleware.server.response_sender import OutboxSocket, ResponseSender, SendBudget
-from middleware.server.tarpit import Tarpit
+from middleware.server.connections.address_gate import AddressGate
+from middleware.server.connections.arrival import Arrival, Limits
+from middleware.server.connections.request_reader import READ_SIZE, RequestReader, send_now
+from middleware.server.connections.response_sender import OutboxSocket, ResponseSender, SendBudget
+from middleware.server.connections.tarpit import Tarpit
+from middleware.server.proxy.plain_get import PlainGet, parse_plain_get
 
 BACK_OFF = 0.1  # seconds a thread waits after accept failed (out of file descriptors)
 _WATCHED = select.EPOLLIN | select.EPOLLEXCLUSIVE

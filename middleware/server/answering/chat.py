@@ -26,13 +26,18 @@ from middleware.errors import BadRequest, MiddlewareError, NotFound
 from middleware.kg.base import KnowledgeGraph
 from middleware.methods.answer import Answer
 from middleware.methods.registry import METHODS
-from middleware.server.answer_store import new_answer_id, owner_of
-from middleware.server.answers import AnswerRequest, answer_body, prepare_answer, request_json
-from middleware.server.chat_text import sources_text
+from middleware.server.answering.answer_store import new_answer_id, owner_of
+from middleware.server.answering.answers import (
+    AnswerRequest,
+    answer_body,
+    prepare_answer,
+    request_json,
+)
+from middleware.server.answering.chat_text import sources_text
+from middleware.server.answering.conversation import conversation
+from middleware.server.answering.worker import AnswerWorker, Outcome
 from middleware.server.context import grant, metrics, state
-from middleware.server.conversation import conversation
 from middleware.server.errors import error_body
-from middleware.server.worker import AnswerWorker, Outcome
 from middleware.text.follow_ups import FollowUp, resolve_follow_up
 
 blueprint = Blueprint("chat", __name__)

@@ -22,9 +22,9 @@ from email.utils import formatdate
 from io import BytesIO
 from typing import Any, Protocol, runtime_checkable
 
-from middleware.server.direct_reply import ENVIRON_KEY as DIRECT
-from middleware.server.direct_reply import DirectReply
-from middleware.server.sparql_fast import plain_query
+from middleware.server.proxy.direct_reply import ENVIRON_KEY as DIRECT
+from middleware.server.proxy.direct_reply import DirectReply
+from middleware.server.proxy.sparql_fast import plain_query
 
 HEAD_LIMIT = 8192  # bytes of request line and headers
 MAX_HEADERS = 100

@@ -32,11 +32,11 @@ from typing import Any
 from werkzeug.serving import BaseWSGIServer, WSGIRequestHandler
 from werkzeug.urls import uri_to_iri
 
-from middleware.server.address_gate import AddressGate
-from middleware.server.arrival import Arrival, Limits
-from middleware.server.intake import Intake
-from middleware.server.plain_get import PlainGet, answer_plain_get
-from middleware.server.tarpit import Tarpit
+from middleware.server.connections.address_gate import AddressGate
+from middleware.server.connections.arrival import Arrival, Limits
+from middleware.server.connections.intake import Intake
+from middleware.server.connections.tarpit import Tarpit
+from middleware.server.proxy.plain_get import PlainGet, answer_plain_get
 
 _CONTROL = str.maketrans({c: f"\\x{c:02x}" for c in [*range(0x20), *range(0x7F, 0xA0)]})
 

@@ -39,9 +39,9 @@ from middleware.kg.sparql_guard import QueryDataset, guard_query, with_base
 from middleware.serialize.sparql_results import ALIASES, formats_for, write_result
 from middleware.serialize.written_results import write_query
 from middleware.server.context import grant, metrics, state
-from middleware.server.direct_reply import DirectReply
 from middleware.server.guard import permit
 from middleware.server.metrics import Metrics
+from middleware.server.proxy.direct_reply import DirectReply
 from middleware.server.state import ServiceState
 from middleware.support.tracing import span
 

@@ -32,7 +32,7 @@ import time
 from collections import deque
 from dataclasses import dataclass
 
-from middleware.server.arrival import Arrival
+from middleware.server.connections.arrival import Arrival
 
 log = logging.getLogger("middleware.server")
 READ_SIZE = 65536  # bytes asked of one recv

@@ -20,10 +20,10 @@ from middleware.methods.method import Method
 from middleware.methods.progress import StepListener
 from middleware.methods.run import check_question
 from middleware.serialize.answer_json import answer_dict
-from middleware.server.answer_store import owner_of
-from middleware.server.answer_stream import step_stream
+from middleware.server.answering.answer_store import owner_of
+from middleware.server.answering.answer_stream import step_stream
+from middleware.server.answering.evidence_graph import evidence_graph
 from middleware.server.context import grant, metrics, state
-from middleware.server.evidence_graph import evidence_graph
 from middleware.server.guard import permit
 from middleware.server.json_body import check_text
 from middleware.server.metrics import Metrics

@@ -27,10 +27,10 @@ from werkzeug.sansio.utils import get_host
 
 from middleware.kg.sparql_guard import QueryDataset
 from middleware.server.admission import Admission
-from middleware.server.direct_reply import ENVIRON_KEY as DIRECT
-from middleware.server.direct_reply import DirectReply
 from middleware.server.metrics import Metrics
-from middleware.server.sparql_proxy import answer, client_socket, service_url
+from middleware.server.proxy.direct_reply import ENVIRON_KEY as DIRECT
+from middleware.server.proxy.direct_reply import DirectReply
+from middleware.server.proxy.sparql_proxy import answer, client_socket, service_url
 from middleware.server.state import ServiceState
 
 _PARAMETERS = frozenset(("query", "source", "format"))

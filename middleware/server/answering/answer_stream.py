@@ -17,9 +17,9 @@ from typing import Any
 
 from middleware.methods.answer import Answer
 from middleware.methods.progress import StepEvent, StepListener
+from middleware.server.answering.worker import AnswerWorker, Outcome
 from middleware.server.context import metrics
 from middleware.server.errors import error_body
-from middleware.server.worker import AnswerWorker, Outcome
 
 KEEP_ALIVE_SECONDS = 2.0
 

@@ -38,11 +38,11 @@ from gunicorn import SERVER, http
 from gunicorn.http.errors import NoMoreData
 from gunicorn.workers.sync import SyncWorker
 
-from middleware.server.address_gate import AddressGate
-from middleware.server.arrival import Arrival, Limits
-from middleware.server.intake import Intake
-from middleware.server.plain_get import PlainGet, answer_plain_get
-from middleware.server.tarpit import Tarpit
+from middleware.server.connections.address_gate import AddressGate
+from middleware.server.connections.arrival import Arrival, Limits
+from middleware.server.connections.intake import Intake
+from middleware.server.connections.tarpit import Tarpit
+from middleware.server.proxy.plain_get import PlainGet, answer_plain_get
 
 _gate: AddressGate | None = None
 _pit = Tarpit(0.0)

@@ -29,16 +29,16 @@ from common import DATASETS
 from middleware.cli.questions import QuestionArgs
 from middleware.config import Settings
 from middleware.config.methods import KSLSettings
-from middleware.eval.ksl_dataset import InstructionDataset
 from middleware.kg.open import open_graph
 from middleware.llm import system, user
 from middleware.llm.base import Message
 from middleware.llm.local import bundled_model_path
 from middleware.llm.templates import load_template
 from middleware.llm.transformers_backend import TransformersLLM
-from middleware.methods.ksl.training import PROMPT, Example
 from middleware.support.cache_dir import cache_root
 from middleware.text.embeddings.factory import open_encoder
+from middleware.tuning.dataset import InstructionDataset
+from middleware.tuning.rounds import PROMPT, Example
 
 OPTIONS_HEAD = "\nOptions:\n"
 OPTIONS_TAIL = "\nReply with one option"

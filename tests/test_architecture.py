@@ -349,3 +349,23 @@ def test_no_isinstance_on_backends_outside_kg() -> None:
             }:
                 found.append(f"{path.relative_to(ROOT)}:{node.lineno}")
     assert not found, f"isinstance on a backend class outside kg/: {found}"
+
+
+METHOD_PACKAGES = ("rok", "pseudograph", "ksl")
+
+
+def test_no_method_imports_another_methods_internals() -> None:
+    """A method package's modules are its own: others use what its ``__init__`` exports
+    (the registry builds it); shared stages live in methods/ itself."""
+    found = []
+    for name, targets in import_graph().items():
+        for target in targets:
+            parts = target.split(".")
+            if len(parts) < 4 or parts[1] != "methods" or parts[2] not in METHOD_PACKAGES:
+                continue  # not inside a method package
+            if name.startswith(f"middleware.methods.{parts[2]}"):
+                continue  # its own package
+            if name.startswith("middleware.tuning."):
+                continue  # the Knowledge Solver's training code reads its walk
+            found.append(f"{name} -> {target}")
+    assert not found, "imports of another method's internals: " + "; ".join(sorted(found))

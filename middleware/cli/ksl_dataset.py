@@ -22,8 +22,8 @@ from middleware.cli.support import (
     source_options,
 )
 from middleware.config.methods import KSLSettings
-from middleware.eval.ksl_dataset import SKIP_REASONS, Counts, InstructionDataset
-from middleware.methods.ksl.training import Example
+from middleware.tuning.dataset import SKIP_REASONS, Counts, InstructionDataset
+from middleware.tuning.rounds import Example
 from middleware.workspace import Workspace
 
 

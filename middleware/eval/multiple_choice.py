@@ -38,8 +38,7 @@ from pyoxigraph import Literal, NamedNode
 
 from middleware.eval.items import EvalItem
 from middleware.eval.topics import answer_iris, topic_iris
-from middleware.kg.base import KnowledgeGraph
-from middleware.kg.templates import TemplateSet
+from middleware.kg.base import KnowledgeGraph, template_graph
 from middleware.kg.terms import Term
 from middleware.text.folding import fold
 from middleware.text.verbalize import Verbalizer
@@ -47,7 +46,6 @@ from middleware.text.verbalize import Verbalizer
 DISTRACTORS = 4
 FAN_OUT = 500  # neighbour triples read per node while collecting what is reachable
 KIN_SHARE = 0.05
-TEMPLATES = TemplateSet()
 Role = tuple[NamedNode, bool]  # (predicate, True: the entity is its object)
 
 
@@ -67,6 +65,7 @@ class Chooser:
 
     def __init__(self, graph: KnowledgeGraph, *, hops: int, seed: int) -> None:
         self.graph = graph
+        self._templates = template_graph(graph)
         self.k = max(2, hops)
         self.seed = seed
         self.verbalizer = Verbalizer(graph)
@@ -98,10 +97,10 @@ class Chooser:
         if role not in self._kin:
             predicate, as_object = role
             name = "kin_objects" if as_object else "kin_subjects"
-            rows = self.graph.query(TEMPLATES.render(name, predicate=predicate))
+            rows = self._templates.run_template(name, predicate=predicate)
             counts = {
                 q: int(n.value)
-                for row in rows.rows
+                for row in rows
                 if isinstance(q := row.get("q"), NamedNode)
                 and isinstance(n := row.get("n"), Literal)
             }

@@ -11,11 +11,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Literal as TypingLiteral
-from typing import Protocol, runtime_checkable
+from typing import Protocol, cast, runtime_checkable
 
 from pyoxigraph import NamedNode
 
+from middleware.errors import BadRequest
 from middleware.kg.profiles import Profile
+from middleware.kg.sameas import TemplateGraph
 from middleware.kg.sparql_guard import QueryDataset, QueryPolicy
 from middleware.kg.terms import Node, Term, term_key
 
@@ -204,3 +206,14 @@ def cap_result(result: QueryResult, max_rows: int | None) -> QueryResult:
         result.triples = result.triples[:max_rows]
         result.truncated = True
     return result
+
+
+def template_graph(graph: KnowledgeGraph) -> TemplateGraph:
+    """``graph`` as one that runs templates, as its capabilities declare; else a
+    BadRequest naming what it lacks."""
+    if not graph.capabilities.templates:
+        raise BadRequest(
+            f"source {graph.name!r} does not run the project's SPARQL templates",
+            hint="use a local store or a SPARQL endpoint",
+        )
+    return cast(TemplateGraph, graph)

@@ -29,7 +29,7 @@ ID = "{id}"
 
 
 class TemplateGraph(Protocol):
-    """What the link queries need of a graph: its SPARQL templates."""
+    """A graph that runs the project's SPARQL templates (``capabilities.templates``)."""
 
     name: str
 

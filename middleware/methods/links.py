@@ -10,12 +10,11 @@ reported in the step and left out of the join.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import cast
 
 from pyoxigraph import NamedNode
 
-from middleware.kg.base import KnowledgeGraph
-from middleware.kg.sameas import TemplateGraph, inward, outward
+from middleware.kg.base import KnowledgeGraph, template_graph
+from middleware.kg.sameas import inward, outward
 from middleware.methods.answer import AnswerEntity
 from middleware.methods.run import Run
 from middleware.methods.sources import fan_out
@@ -25,12 +24,6 @@ def _linking(graphs: Sequence[KnowledgeGraph]) -> list[KnowledgeGraph]:
     if len(graphs) < 2:
         return []
     return [g for g in graphs if g.profile.same_as is not None and g.capabilities.templates]
-
-
-def _template_graph(graph: KnowledgeGraph) -> TemplateGraph:
-    """``graph`` as what runs templates: its ``capabilities.templates`` says it does."""
-    assert graph.capabilities.templates
-    return cast(TemplateGraph, graph)
 
 
 def cross_link(
@@ -47,7 +40,7 @@ def cross_link(
     ) -> tuple[dict[NamedNode, NamedNode], dict[NamedNode, NamedNode]]:
         rule = graph.profile.same_as
         assert rule is not None
-        own = _template_graph(graph)
+        own = template_graph(graph)
         foreign = [e for g in graphs if g is not graph for e in entities.get(g.name, [])]
         return outward(own, rule, entities.get(graph.name, [])), inward(own, rule, foreign)
 
@@ -88,7 +81,7 @@ def merge_entities(
         rule = graph.profile.same_as
         assert rule is not None
         own = [NamedNode(e.iri) for e in entities if e.source == graph.name]
-        return outward(_template_graph(graph), rule, own)
+        return outward(template_graph(graph), rule, own)
 
     found = fan_out(linking, same, raise_if_all_fail=False)
     for graph, pairs in found.results:

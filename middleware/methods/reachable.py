@@ -27,8 +27,8 @@ from middleware.config.methods import ReachSettings
 from middleware.kg.base import KnowledgeGraph
 from middleware.llm.base import LLM
 from middleware.methods.answer import NOT_FOUND, Answer, AnswerEntity, Evidence, EvidencePath
-from middleware.methods.ksl.linked import add_subgraphs, link_entities
 from middleware.methods.method import MethodBase
+from middleware.methods.question_entities import add_subgraphs, link_entities
 from middleware.methods.run import Run
 from middleware.methods.steps import finish
 

@@ -34,16 +34,15 @@ from middleware.planning.candidates import grow
 from middleware.planning.masking import MASK, mask, topic_spans
 from middleware.planning.memory import MemoryEntry, PathMemory
 from middleware.planning.question_words import QuestionWords
-from middleware.planning.relpaths import describe, ends, from_key, path_key, phrase
+from middleware.planning.relpaths import LENGTH_PRIOR, describe, ends, from_key, path_key, phrase
 from middleware.text.embeddings.encoders import Encoder, normalize
 from middleware.text.embeddings.index import Hit, VectorIndex
 from middleware.text.linking import EntityLinker
 from middleware.text.verbalize import Verbalizer
 
 Mode = Literal["learned", "zero-shot", "none"]
-# Zero-shot: added to a path's similarity per hop count (tuned on MetaQA dev), and the
-# softmax temperature that turns scores into support.
-LENGTH_PRIOR = {1: 0.0, 2: -0.06, 3: -0.12}
+# Zero-shot: the softmax temperature that turns scores into support (the length prior
+# added per hop count is LENGTH_PRIOR, in relpaths.py).
 TEMPERATURE = 0.05
 # Learned: a neighbour's vote is its cosine to this power, so near-paraphrases dominate.
 VOTE_POWER = 16.0

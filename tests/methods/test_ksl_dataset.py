@@ -14,15 +14,15 @@ import pytest
 from middleware.cli import main
 from middleware.config.methods import KSLSettings
 from middleware.eval.items import EvalItem
-from middleware.eval.ksl_dataset import Counts, InstructionDataset
 from middleware.kg.backends.local import LocalStore
 from middleware.kg.walks import RelationPath
 from middleware.llm.scripted import ScriptedLLM
 from middleware.llm.templates import flatten, load_template
 from middleware.methods.ksl import KnowledgeSolver
 from middleware.methods.ksl.offer import neighbour_options
-from middleware.methods.ksl.training import Example
 from middleware.text.embeddings import HashEncoder
+from middleware.tuning.dataset import Counts, InstructionDataset
+from middleware.tuning.rounds import Example
 from tests.cli_helpers import run
 
 FILMS = """\

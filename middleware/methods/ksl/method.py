@@ -30,12 +30,12 @@ from middleware.kg.walks import MAX_STEPS
 from middleware.llm.base import LLM
 from middleware.methods.answer import Answer, AnswerEntity, Evidence, EvidencePath
 from middleware.methods.ksl.guide import PlanGuide
-from middleware.methods.ksl.linked import Linked, add_subgraphs, link_entities
 from middleware.methods.ksl.offer import Option, Scorer, hop_options, neighbour_options
 from middleware.methods.ksl.reading import PathReader
 from middleware.methods.ksl.walk import STOP_REASONS, Guide, Walk, Walker
 from middleware.methods.method import MethodBase
 from middleware.methods.plan import Plan
+from middleware.methods.question_entities import Linked, add_subgraphs, link_entities
 from middleware.methods.run import Run
 from middleware.methods.steps import Candidates, final_answer, finish, ground
 from middleware.text.embeddings.encoders import Encoder

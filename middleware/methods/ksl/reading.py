@@ -17,8 +17,7 @@ import numpy as np
 from middleware.kg.walks import RelationPath
 from middleware.methods.ksl.offer import Scorer
 from middleware.planning.masking import mask
-from middleware.planning.planner import LENGTH_PRIOR
-from middleware.planning.relpaths import phrase
+from middleware.planning.relpaths import LENGTH_PRIOR, phrase
 from middleware.text.embeddings.encoders import Encoder, normalize
 from middleware.text.verbalize import Verbalizer
 

@@ -9,8 +9,8 @@ from dataclasses import dataclass
 from pyoxigraph import NamedNode
 
 from middleware.kg.base import KnowledgeGraph
+from middleware.methods.choice_subgraph import Subgraph
 from middleware.methods.collect import LINK_MATCHES, link_question
-from middleware.methods.ksl.subgraph import Subgraph
 from middleware.methods.run import Run
 from middleware.methods.sources import fan_out
 from middleware.text.linking import EntityLinker

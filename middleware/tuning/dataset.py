@@ -1,5 +1,5 @@
 """The Knowledge Solver instruction dataset (the paper's Algorithm 2, ``kgmw ksl-dataset``):
-which paths each question with known answers gives; ``methods/ksl/training.py`` turns a
+which paths each question with known answers gives; ``methods/tuning/rounds.py`` turns a
 path into the walk's rounds, one example each.
 
 1. **Question entities**: the dataset's topic entities as IRIs (those in the graph), or,
@@ -41,14 +41,14 @@ from middleware.eval.topics import answer_iris, topic_iris
 from middleware.kg.base import KnowledgeGraph, Path
 from middleware.kg.terms import Term, to_iri
 from middleware.kg.walks import RelationPath
+from middleware.methods.choice_subgraph import Subgraph
 from middleware.methods.collect import LINK_MATCHES, link_question
 from middleware.methods.ksl.offer import Scorer
 from middleware.methods.ksl.reading import PathReader
-from middleware.methods.ksl.subgraph import Subgraph
-from middleware.methods.ksl.training import Asked, Example, PathRounds, relations
 from middleware.text.embeddings.encoders import Encoder
 from middleware.text.linking import EntityLinker
 from middleware.text.verbalize import Verbalizer
+from middleware.tuning.rounds import Asked, Example, PathRounds, relations
 
 OPEN_MAX_HOPS = 3  # open questions without a hop count of their own
 MAX_FOLLOW = 1000  # walks read to count the gold answers a relation path reaches

@@ -1,5 +1,5 @@
 """The walk's rounds along a known path, as instruction-tuning examples (``kgmw
-ksl-dataset``; which paths, and for which questions: ``eval/ksl_dataset.py``).
+ksl-dataset``; which paths, and for which questions: ``tuning/dataset.py``).
 
 Each round is shown as the walk would show it: the prompt from ``walk.round_messages``
 with the rounds before as dialogue, the options from ``offer.py`` marked, ranked and
@@ -31,6 +31,7 @@ from middleware.kg.terms import Term
 from middleware.kg.walks import RelationPath
 from middleware.llm.options import with_options
 from middleware.llm.templates import flatten, render
+from middleware.methods.choice_subgraph import Subgraph
 from middleware.methods.ksl.offer import (
     Option,
     Scorer,
@@ -39,7 +40,6 @@ from middleware.methods.ksl.offer import (
     neighbour_options,
     stop_option,
 )
-from middleware.methods.ksl.subgraph import Subgraph
 from middleware.methods.ksl.walk import round_messages
 from middleware.text.verbalize import Verbalizer
 

@@ -10,7 +10,10 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-PATIENCE = 30.0  # seconds: far above the milliseconds a condition takes on a busy machine
+# Seconds: far above the milliseconds a condition takes, and more than ten times the
+# slowest single step seen on a busy 2-core machine (a gunicorn worker's first query,
+# which starts its executors: about 4 s).
+PATIENCE = 60.0
 
 
 def until(condition: Callable[[], object], seconds: float = PATIENCE, step: float = 0.01) -> bool:

@@ -17,6 +17,10 @@ from middleware.kg.backends.endpoint import SparqlEndpoint
 
 GOOD = b'{"head":{"vars":["x"]},"results":{"bindings":[{"x":{"type":"uri","value":"http://e.org/a"}}]}}'
 QUERY = "SELECT ?x WHERE { ?x ?p ?o } LIMIT 1"
+# A hang and a trickle last 20 s, against a 1 s timeout: a query that gives up within
+# BOUND (10 times its timeout, for a busy machine) kept the timeout, not the fault.
+HANG = 20.0
+BOUND = 10.0
 
 
 class Faulty(http.server.BaseHTTPRequestHandler):
@@ -58,16 +62,16 @@ class Faulty(http.server.BaseHTTPRequestHandler):
         elif mode == "400":
             self.reply(400, b"Parse error: line 1", "text/plain")
         elif mode == "hang":
-            time.sleep(5)
+            time.sleep(HANG)
             self.reply(200, GOOD, json_type)
         elif mode == "trickle":
             self.send_response(200)
             self.send_header("Content-Type", json_type)
             self.end_headers()
-            for byte in GOOD[:40]:
+            for byte in GOOD[:40]:  # a byte every half second: each read is quick
                 self.wfile.write(bytes([byte]))
                 self.wfile.flush()
-                time.sleep(0.1)
+                time.sleep(HANG / 40)
         elif mode == "truncated":
             self.reply(200, GOOD[: len(GOOD) // 2], json_type)
         elif mode == "html":
@@ -156,14 +160,14 @@ def test_400_is_not_retried(faulty: str) -> None:
 def test_hang_past_timeout(faulty: str) -> None:
     ep, waits = endpoint(faulty, "hang", timeout=1.0)
     with pytest.raises(EndpointTimeout, match=r"/hang did not answer within 1 s"):
-        assert run_bounded(ep, limit=3.0) < 3.0
+        assert run_bounded(ep, limit=BOUND) < BOUND
     assert waits == []
 
 
 def test_trickling_body_past_timeout(faulty: str) -> None:
     ep, _ = endpoint(faulty, "trickle", timeout=1.0)
     with pytest.raises(EndpointTimeout, match="/trickle"):
-        run_bounded(ep, limit=3.0)
+        run_bounded(ep, limit=BOUND)
 
 
 def test_truncated_json(faulty: str) -> None:

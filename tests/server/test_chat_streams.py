@@ -4,6 +4,7 @@ answer failed or could not be written."""
 from __future__ import annotations
 
 import json
+import threading
 import time
 from collections.abc import Callable
 
@@ -16,6 +17,7 @@ from middleware.llm.scripted import ScriptedLLM
 from middleware.server import create_app
 from tests.cli_helpers import rok_script
 from tests.server.conftest import LiveServer, settings
+from tests.waiting import PATIENCE
 
 QUESTION = {"role": "user", "content": "Who directed Titanic?"}
 
@@ -56,6 +58,19 @@ class SlowScript(ScriptedLLM):
         return super()._reply(prompt)
 
 
+def answer_jobs() -> set[threading.Thread]:
+    """The threads working out answers for streams (``AnswerWorker``'s) now running."""
+    return {t for t in threading.enumerate() if t.name == "kgmw-answer"}
+
+
+def wait_for_jobs(jobs: set[threading.Thread]) -> None:
+    """Until ``jobs`` end: stopped, or done with all their LLM calls. Instead of a fixed
+    wait, which had to be long enough for the calls a stop should have saved."""
+    for job in jobs:
+        job.join(PATIENCE)
+        assert not job.is_alive()
+
+
 def test_a_client_that_goes_away_stops_the_llm_calls(
     serve: Callable[[Flask], LiveServer], sample_graph: LocalStore
 ) -> None:
@@ -63,7 +78,9 @@ def test_a_client_that_goes_away_stops_the_llm_calls(
     llm = SlowScript(script.rules, default=script.default)
     server = serve(create_app(settings(llm_cache=False), llm=llm, graphs={"sample": sample_graph}))
     body = {"model": "kgmw-rok", "stream": True, "messages": [QUESTION]}
+    before = answer_jobs()
     with httpx.stream("POST", f"{server.url}/v1/chat/completions", json=body, timeout=60) as r:
         next(r.iter_lines())  # the first chunk, then the client leaves
-    time.sleep(8.0)  # a keep-alive write finds the connection gone; RoK needed 4 calls
-    assert len(llm.calls) <= 3
+        job = answer_jobs() - before  # started before the first chunk
+    wait_for_jobs(job)  # a keep-alive write finds the connection gone
+    assert len(llm.calls) <= 3  # RoK needed 4 calls

@@ -17,6 +17,7 @@ import pytest
 
 from tests.conftest import free_port, wait_until_up
 from tests.server.prometheus_text import figure
+from tests.waiting import PATIENCE
 
 
 def _kgmw() -> list[str]:
@@ -58,10 +59,11 @@ def start(args: list[str], env: dict[str, str]) -> Iterator[tuple[str, subproces
 
 def _check(url: str) -> None:
     headers = {"Authorization": "Bearer serve-test-key"}
-    sources = httpx.get(f"{url}/v1/sources", headers=headers).json()
+    sources = httpx.get(f"{url}/v1/sources", headers=headers, timeout=PATIENCE).json()
     assert sources["default"] == "default"
     assert sources["sources"][0]["kind"] == "sample"
-    rows = httpx.get(f"{url}/sparql", params={"query": "ASK { ?s ?p ?o }"}, headers=headers).json()
+    query = {"query": "ASK { ?s ?p ?o }"}  # the first: it starts the query executors
+    rows = httpx.get(f"{url}/sparql", params=query, headers=headers, timeout=PATIENCE).json()
     assert rows["boolean"] is True
     assert httpx.get(f"{url}/v1/sources").status_code == 401
 
@@ -125,12 +127,12 @@ def test_gunicorn_threads_each_take_their_own_connections(environment: dict[str,
         try:
             for sock in silent:
                 sock.sendall(b"GET /healthz HT")
-            reply = httpx.get(f"{url}/healthz", timeout=10)
+            reply = httpx.get(f"{url}/healthz", timeout=PATIENCE)
             assert reply.status_code == 200
             assert reply.headers["connection"] == "close"
             query = {"query": "ASK { ?s ?p ?o }"}
             key = {"Authorization": "Bearer serve-test-key"}
-            plain = httpx.get(f"{url}/sparql", params=query, headers=key, timeout=10)
+            plain = httpx.get(f"{url}/sparql", params=query, headers=key, timeout=PATIENCE)
             assert plain.json() == {"head": {}, "boolean": True}
             assert plain.headers["server"] == "gunicorn"
             assert plain.headers["connection"] == "close"
@@ -158,7 +160,7 @@ def test_gunicorn_metrics_sum_every_workers_figures(
         port = int(url.rsplit(":", 1)[1])
         # the second worker may still be starting, and on a loaded machine one worker can
         # take every connection for a while: a generous deadline, left early when both count
-        sent, deadline = 0, time.monotonic() + 180
+        sent, deadline = 0, time.monotonic() + 3 * PATIENCE
         while time.monotonic() < deadline:
             sent += _at_once(port, b"GET /v1/sources HTTP/1.1\r\nHost: x\r\n", key, 32)
             if len({p.stem.split("_")[-1] for p in figures.glob("counter_*.db")}) >= 2:
@@ -217,7 +219,7 @@ def test_a_worker_that_ends_keeps_its_counts_and_the_others_figures(
         before = _workers(process.pid)
         assert len(before) == 2
         os.kill(min(before), signal.SIGTERM)
-        assert _wait_until(lambda: len(_workers(process.pid) - before) == 1, seconds=30)
+        assert _wait_until(lambda: len(_workers(process.pid) - before) == 1, seconds=PATIENCE)
         scraped = httpx.get(f"{url}/metrics", headers=key).text
         counted = figure(
             scraped, "kgmw_http_requests_total", route="/v1/sources", method="GET", status="200"

@@ -11,6 +11,7 @@ from typing import Any
 from middleware.server.connections.address_gate import AddressGate
 from middleware.server.connections.loopback_server import LoopbackServer, _Writer
 from middleware.server.connections.tarpit import Tarpit
+from tests.waiting import PATIENCE, until
 
 
 def _hello(environ: dict[str, Any], start_response: Any) -> Iterable[bytes]:
@@ -68,7 +69,7 @@ def test_a_slow_answer_holds_its_thread_only() -> None:
     def slow(environ: dict[str, Any], start_response: Any) -> Iterable[bytes]:
         if environ["PATH_INFO"] == "/slow":
             entered.set()
-            release.wait(10)
+            release.wait(PATIENCE)
         return _hello(environ, start_response)
 
     with _running(LoopbackServer("127.0.0.1", 0, slow, spare=1)) as server:
@@ -76,7 +77,7 @@ def test_a_slow_answer_holds_its_thread_only() -> None:
         waiting = threading.Thread(target=_get, args=(port, "127.0.0.1", "/slow"))
         waiting.start()
         try:
-            assert entered.wait(5)
+            assert entered.wait(PATIENCE)
             assert _get(port).endswith(b"127.0.0.1")
             assert server.threads_started >= 2
         finally:
@@ -90,11 +91,7 @@ def test_a_refused_address_is_held_unread_before_any_thread_reads_it() -> None:
     pit = Tarpit(60)
     with _running(LoopbackServer("127.0.0.1", 0, _hello, gate=gate, pit=pit)) as server:
         with socket.create_connection(("127.0.0.1", server.server_port), 5, ("127.0.0.7", 0)):
-            for _ in range(100):
-                if pit.held():
-                    break
-                threading.Event().wait(0.02)
-            assert pit.held() == 1
+            assert until(lambda: pit.held() == 1)
         assert _get(server.server_port).endswith(b"127.0.0.1")  # others are served
 
 

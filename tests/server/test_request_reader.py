@@ -13,6 +13,7 @@ import pytest
 from middleware.server.connections.arrival import Arrival, Limits
 from middleware.server.connections.request_head import ChunkedBody, Framing, TooLarge, framing
 from middleware.server.connections.request_reader import RequestReader
+from tests.waiting import PATIENCE, until
 
 HEAD = b"POST /x HTTP/1.1\r\nHost: x\r\n"
 
@@ -103,11 +104,7 @@ def test_a_lingering_close_ends_when_the_client_closes(reader: RequestReader) ->
         ours.shutdown(socket.SHUT_WR)
         reader.linger(ours)
         theirs.sendall(b"late bytes")  # read and dropped, so the close is no reset
-        theirs.settimeout(5)
+        theirs.settimeout(PATIENCE)
         assert theirs.recv(1) == b""
         theirs.close()
-        for _ in range(100):
-            if ours.fileno() < 0:
-                break
-            time.sleep(0.02)
-    assert ours.fileno() < 0
+        assert until(lambda: ours.fileno() < 0)

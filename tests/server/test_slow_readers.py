@@ -3,6 +3,7 @@ rest of a response is sent by one thread per process, within a budget of memory.
 
 from __future__ import annotations
 
+import select
 import socket
 import time
 from collections.abc import Iterator
@@ -14,6 +15,7 @@ import pytest
 
 from middleware.server.connections.response_sender import OutboxSocket, ResponseSender, SendBudget
 from tests.server.test_cli_serve import environment, start  # noqa: F401 (fixture)
+from tests.waiting import PATIENCE, until
 
 KEY = {"Authorization": "Bearer serve-test-key"}
 ASK = {"query": "ASK { ?s ?p ?o }"}
@@ -36,10 +38,17 @@ def not_reading(port: int, query: str) -> socket.socket:
     return sock
 
 
+def answer_came(sock: socket.socket) -> bool:
+    """Whether the start of an answer waits, unread, on ``sock``."""
+    return bool(select.select([sock], [], [], 0)[0])
+
+
 @contextmanager
 def held(stack: ExitStack, port: int, count: int) -> Iterator[list[socket.socket]]:
     socks = [stack.enter_context(not_reading(port, big_answer())) for _ in range(count)]
-    time.sleep(2.0)  # their answers are written, and stuck
+    # their answers are written, and stuck (a fixed 2 s was not always enough: on a busy
+    # machine the executors were still starting, and no answer had come)
+    assert until(lambda: all(answer_came(sock) for sock in socks))
     yield socks
 
 
@@ -52,8 +61,8 @@ def test_slow_readers_of_large_answers_hold_no_gunicorn_thread(
         port = int(url.rsplit(":", 1)[1])
         with held(stack, port, 16):
             began = time.monotonic()
-            assert httpx.get(f"{url}/healthz", timeout=10).status_code == 200
-            answered = httpx.get(f"{url}/sparql", params=ASK, headers=KEY, timeout=10)
+            assert httpx.get(f"{url}/healthz", timeout=PATIENCE).status_code == 200
+            answered = httpx.get(f"{url}/sparql", params=ASK, headers=KEY, timeout=PATIENCE)
             assert answered.json() == {"head": {}, "boolean": True}
             assert time.monotonic() - began < 5  # generous: it takes milliseconds
 
@@ -111,9 +120,7 @@ def test_the_sender_finishes_and_says_so() -> None:
     got = 0
     while got < 2 << 20:
         got += len(theirs.recv(1 << 16))
-    deadline = time.monotonic() + 10
-    while not endings and time.monotonic() < deadline:
-        time.sleep(0.01)
+    assert until(lambda: endings)
     assert endings == [True] and budget.held == 0
     outbox.close()
     theirs.close()

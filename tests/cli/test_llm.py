@@ -40,7 +40,10 @@ def test_llm_choose_with_options(capsys: pytest.CaptureFixture[str]) -> None:
     assert data["completion"]["route"] == "grammar"
 
 
-def test_llm_unreachable_server_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+def test_llm_unreachable_server_is_one_line(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("KGMW_BACKOFF", "0.01")  # the retries still run, without 3.5 s of waits
     code, _, err = run(
         capsys,
         "llm",
@@ -68,7 +71,10 @@ def test_doctor_reports_every_part(capsys: pytest.CaptureFixture[str]) -> None:
     assert report["caches"]["llm_replies"].endswith("llm-replies.sqlite")
 
 
-def test_doctor_fails_when_a_part_does_not_answer(capsys: pytest.CaptureFixture[str]) -> None:
+def test_doctor_fails_when_a_part_does_not_answer(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("KGMW_BACKOFF", "0.01")  # the retries still run, without 3.5 s of waits
     code, out, err = run(capsys, "doctor", "--no-llm", "--endpoint", "http://127.0.0.1:9/sparql")
     assert code == 1
     assert "FAIL" in out and "doctor: source did not answer" in err

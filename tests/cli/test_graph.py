@@ -1,4 +1,5 @@
-"""The kgmw commands, in process and as a real subprocess."""
+"""The graph commands (load, query, neighbors, paths, link, describe), in process and as
+a real subprocess."""
 
 from __future__ import annotations
 
@@ -106,14 +107,6 @@ def test_endpoint_source(capsys: pytest.CaptureFixture[str], oxigraph_server: st
 def test_sample_graph_is_the_default(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(capsys, "paths", "James Cameron", "Kate Winslet", "--max-hops", "2")
     assert code == 0 and "James Cameron —directed→ Titanic —starring→ Kate Winslet" in out
-
-
-def test_settings_command(
-    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv("KGMW_MAX_HOPS", "3")
-    data = json.loads(run(capsys, "settings", "--json")[1])
-    assert data["max_hops"] == {"value": 3, "from": "env"}
 
 
 def test_console_script_runs(store: str) -> None:

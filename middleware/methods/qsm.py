@@ -35,6 +35,7 @@ from middleware.methods.method import MethodBase
 from middleware.methods.run import Run
 from middleware.methods.sources import fan_out
 from middleware.methods.steps import Candidates, final_answer, finish, ground
+from middleware.methods.with_plan import PlanningStage
 from middleware.text.embeddings.encoders import Encoder
 from middleware.text.linking import EntityLinker
 
@@ -57,7 +58,8 @@ class QSM(MethodBase):
         self.encoder = encoder
         self.config = config or QSMSettings()
 
-    def answer(self, run: Run) -> Answer:
+    def answer(self, run: Run, planning: PlanningStage | None = None) -> Answer:
+        prior = planning.prior() if planning is not None else None  # qsm+plan: walks first
         config = self.config
         linkers: dict[str, EntityLinker] = {}
 
@@ -104,7 +106,7 @@ class QSM(MethodBase):
         if not chosen:
             run.warn("no entity of the question linked to a graph; the answer is not grounded")
         evidence = Evidence(triples=[EvidenceTriple(b.triple, b.text, "matched") for b in chosen])
-        text = final_answer(run, [b.text for b in chosen], evidence)
+        text = final_answer(run, [b.text for b in chosen], evidence, prior=prior)
         entities = ground(
             run,
             text,
@@ -122,6 +124,7 @@ class QSM(MethodBase):
                 )
                 for graph, _ in gathered.results
             ],
+            prior=prior,
         )
         entities = merge_entities(run, [g for g, _ in gathered.results], entities)
         return finish(
@@ -130,4 +133,5 @@ class QSM(MethodBase):
             entities=entities,
             evidence=evidence,
             grounding="neighbourhood" if chosen else "none",
+            prior=prior,
         )

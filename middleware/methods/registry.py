@@ -25,20 +25,20 @@ from middleware.config.methods import (
     RoKSettings,
     SCSettings,
 )
-from middleware.errors import BadRequest
+from middleware.errors import BadRequest, ConfigError
 from middleware.kg.base import KnowledgeGraph
 from middleware.llm.base import LLM
 from middleware.methods.baselines import IO, CoT
 from middleware.methods.ksl import KnowledgeSolver
-from middleware.methods.method import Method, MethodBase
+from middleware.methods.method import Method
 from middleware.methods.plan import Plan
-from middleware.methods.planned import WithPlan
 from middleware.methods.pseudograph import PseudoGraph
 from middleware.methods.qsm import QSM
 from middleware.methods.reachable import Reachable
 from middleware.methods.rok import RoK
 from middleware.methods.run import AnswerPolicy
 from middleware.methods.sc import SelfConsistency
+from middleware.methods.with_plan import PlanAware, WithPlan
 from middleware.text.embeddings.encoders import Encoder
 from middleware.text.embeddings.factory import open_encoder
 
@@ -111,23 +111,25 @@ def _ksl_config(settings: Settings) -> KSLSettings:
     return replace(config, few_shot="off" if tuned else "on")
 
 
-def _ksl(parts: MethodParts, *, plan: bool) -> Method:
+def _ksl(parts: MethodParts) -> Method:
     settings = parts.settings
     return KnowledgeSolver(
         parts.llm,
         parts.graph,
         encoder=parts.encoder(),
         config=_ksl_config(settings),
-        planner=_plan(parts) if plan else None,
         text=settings,
         policy=_policy(settings),
     )
 
 
 def _with_plan(base: Builder) -> Builder:
+    """``base``'s method given the planner's step: the one ``+plan`` combinator."""
+
     def build(parts: MethodParts) -> Method:
         inner = base(parts)
-        assert isinstance(inner, MethodBase)
+        if not isinstance(inner, PlanAware):
+            raise ConfigError(f"method {inner.name} takes no planning stage; it has no +plan")
         return WithPlan(inner, _plan(parts))
 
     return build
@@ -182,13 +184,13 @@ SPECS: tuple[MethodSpec, ...] = (
     MethodSpec(
         "ksl",
         "Knowledge Solver: the LLM walks the graph hop by hop, picking among real neighbours; at most ksl_rounds + 1 LLM calls",
-        lambda p: _ksl(p, plan=False),
+        _ksl,
         KSLSettings,
     ),
     MethodSpec(
         "ksl+plan",
         "Knowledge Solver guided by planned relation paths: planned steps offered first (only they when the plan is confident)",
-        lambda p: _ksl(p, plan=True),
+        _with_plan(_ksl),
         KSLSettings,
         multi_source=False,
     ),

@@ -128,7 +128,6 @@ class Run:
         self.session = LLMSession(llm, ledger=Ledger(), budget=budget)
         self.steps: list[Step] = []
         self.warnings: list[str] = []
-        self.prior: PriorEvidence | None = None
         self.listener = listener
         self._step_index = 0
         self._open: list[int] = []  # indices of the steps now running, innermost last

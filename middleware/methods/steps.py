@@ -1,8 +1,8 @@
 """The stages every method ends with, written once: the final answer, grounding, finish.
 
 - ``final_answer``: one LLM call over the facts (a constrained choice when the
-  question has choices, or among the planned entities when the run has prior planned
-  evidence: ``+plan`` methods); skipped, saying so, when the policy wants graph-only
+  question has choices, or among the planned entities when the method was handed
+  prior planned evidence: ``+plan`` methods); skipped, saying so, when the policy wants graph-only
   answers and there is no evidence.
 - ``ground``: the graph entities the answer names, per source.
 - ``finish``: the grounding rule (an answer is grounded only when one of its entities
@@ -44,7 +44,7 @@ from middleware.methods.answer import (
     Grounding,
 )
 from middleware.methods.grounding import ground_answer
-from middleware.methods.run import Run
+from middleware.methods.run import PriorEvidence, Run
 from middleware.text.folding import fold
 from middleware.text.linking import EntityLinker
 from middleware.text.verbalize import Verbalizer
@@ -80,24 +80,26 @@ def final_answer(
     prompt: str = "facts_answer",
     parse: Callable[[str], str] = clean_answer,
     answers: Sequence[str] = (),
+    prior: PriorEvidence | None = None,
 ) -> str:
     """The answer from ``facts`` in one call (step ``answer``); with choices, one of them.
 
     ``answers`` (graph entities' names the method found) make the call a constrained
-    choice among them, as the question's own choices do.
+    choice among them, as the question's own choices do. ``prior`` (the planned walks
+    of a ``+plan`` variant) puts its facts first, and its answers become the options.
 
     Under ``answer_graph_only`` with no evidence, no call is made and the answer is
     ``NOT_FOUND``.
     """
-    if run.prior is not None:  # planned facts first, then the method's own
-        facts = list(dict.fromkeys([*run.prior.facts, *facts]))
-        evidence = merged(run.prior.evidence, evidence)
+    if prior is not None:  # planned facts first, then the method's own
+        facts = list(dict.fromkeys([*prior.facts, *facts]))
+        evidence = merged(prior.evidence, evidence)
     with run.step("answer") as step:
         if run.policy.graph_only and not evidence:
             step.parsed = NOT_FOUND
             run.warn("no evidence was found and answers come only from the graph", step)
             return NOT_FOUND
-        planned = run.prior.answers if run.prior is not None else []
+        planned = prior.answers if prior is not None else []
         options = run.choices or list(answers) or planned
         if options:
             choice_prompt = render("choice_answer", question=run.question, facts=facts)
@@ -128,8 +130,11 @@ class Candidates:
     verbalizer: Verbalizer | None = None
 
 
-def ground(run: Run, text: str, sources: Iterable[Candidates]) -> list[AnswerEntity]:
-    """The graph entities ``text`` names, source by source (step ``ground``)."""
+def ground(
+    run: Run, text: str, sources: Iterable[Candidates], *, prior: PriorEvidence | None = None
+) -> list[AnswerEntity]:
+    """The graph entities ``text`` names, source by source (step ``ground``), among the
+    candidates and the entities on ``prior``'s paths."""
     sources = list(sources)
     if not text or text == NOT_FOUND or not sources:
         return []
@@ -137,10 +142,10 @@ def ground(run: Run, text: str, sources: Iterable[Candidates]) -> list[AnswerEnt
     with run.step("ground") as step:
         for share in sources:
             nodes = list(share.nodes)
-            if run.prior is not None:
+            if prior is not None:
                 nodes += [
                     n
-                    for item in run.prior.evidence.paths
+                    for item in prior.evidence.paths
                     if item.source == share.graph.name
                     for n in item.path.nodes
                 ]
@@ -201,11 +206,13 @@ def finish(
     evidence: Evidence,
     grounding: Grounding,
     support: float | None = None,
+    prior: PriorEvidence | None = None,
 ) -> Answer:
-    """The Answer: grounded only when an answer entity is in the evidence; an answer
-    the policy will not give is replaced by ``NOT_FOUND``, with a warning."""
-    if run.prior is not None:
-        evidence = merged(run.prior.evidence, evidence)
+    """The Answer: grounded only when an answer entity is in the evidence (``prior``'s
+    first); an answer the policy will not give is replaced by ``NOT_FOUND``, with a
+    warning."""
+    if prior is not None:
+        evidence = merged(prior.evidence, evidence)
     kept = list(entities)
     grounded = _support_rank(kept, evidence) is not None
     score = confidence(text, kept, evidence, support)

@@ -34,10 +34,10 @@ from middleware.methods.ksl.offer import Option, Scorer, hop_options, neighbour_
 from middleware.methods.ksl.reading import PathReader
 from middleware.methods.ksl.walk import STOP_REASONS, Guide, Walk, Walker
 from middleware.methods.method import MethodBase
-from middleware.methods.plan import Plan
 from middleware.methods.question_entities import Linked, add_subgraphs, link_entities
 from middleware.methods.run import Run
 from middleware.methods.steps import Candidates, final_answer, finish, ground
+from middleware.methods.with_plan import PlanningStage
 from middleware.text.embeddings.encoders import Encoder
 from middleware.text.verbalize import Verbalizer
 
@@ -57,16 +57,11 @@ class KnowledgeSolver(MethodBase):
         *,
         encoder: Encoder,
         config: KSLSettings | None = None,
-        planner: Plan | None = None,
         **shared: Any,
     ) -> None:
         super().__init__(llm, graph, **shared)
         self.encoder = encoder
         self.config = config or KSLSettings()
-        self.planner = planner
-        if planner is not None:
-            self.name = "ksl+plan"
-            self.multi_source = False  # a path memory belongs to one source
         self.reader = PathReader(encoder)  # phrase vectors cached across questions
 
     # -- stages -------------------------------------------------------------------------
@@ -130,17 +125,18 @@ class KnowledgeSolver(MethodBase):
         return options
 
     # -- the method ---------------------------------------------------------------------
-    def answer(self, run: Run) -> Answer:
+    def answer(self, run: Run, planning: PlanningStage | None = None) -> Answer:
+        """Link, pick the source, walk (guided by ``planning`` under ``ksl+plan``), answer."""
         linked = self.link(run)
         if run.choices:
             self.subgraphs(run, linked)
         item = self.pick_source(run, linked)
         guide: Guide = Guide()
-        if self.planner is not None and item is not None:
-            _, planning = self.planner.plan_step(run)
+        if planning is not None and item is not None:
+            _, planned = planning.planning()
             guide = PlanGuide(
-                planning,
-                min_confidence=self.planner.config.min_confidence,
+                planned,
+                min_confidence=planning.config.min_confidence,
                 targets=set(item.choices),
             )
         walk: Walk | None = None

@@ -50,9 +50,10 @@ from middleware.methods.method import MethodBase
 from middleware.methods.pseudograph.cypher import CypherGraph, parse_cypher
 from middleware.methods.pseudograph.facts import answer_in_braces, fact_key, parse_fact_lines
 from middleware.methods.pseudograph.pruning import GroundEntity, Match, Pruning, prune
-from middleware.methods.run import Run
+from middleware.methods.run import PriorEvidence, Run
 from middleware.methods.sources import SourceFailure, fan_out
 from middleware.methods.steps import Candidates, final_answer, finish, ground
+from middleware.methods.with_plan import PlanningStage
 from middleware.text.embeddings.encoders import Encoder
 from middleware.text.linking import EntityLinker
 from middleware.text.verbalize import Verbalizer
@@ -88,8 +89,9 @@ class PseudoGraph(MethodBase):
         self.encoder = encoder
         self.config = config or PseudoGraphSettings()
 
-    def answer(self, run: Run) -> Answer:
-        return _PseudoGraphRun(self, run).answer()
+    def answer(self, run: Run, planning: PlanningStage | None = None) -> Answer:
+        prior = planning.prior() if planning is not None else None  # pg+plan: walks first
+        return _PseudoGraphRun(self, run).answer(prior)
 
 
 class _PseudoGraphRun:
@@ -99,7 +101,7 @@ class _PseudoGraphRun:
         self.run = run
         self.question = run.question
 
-    def answer(self) -> Answer:
+    def answer(self, prior: PriorEvidence | None) -> Answer:
         pseudo = self.draft()
         sources = self.collect(pseudo)
         queries = [t.text() for t in pseudo.triples]
@@ -117,10 +119,14 @@ class _PseudoGraphRun:
             self.run.warn(
                 "no fact from the graphs survived verification; the answer is not grounded"
             )
-        text = final_answer(self.run, fixed, evidence, prompt="pg_answer", parse=answer_in_braces)
-        entities = ground(self.run, text, self.candidates(sources, ground_graph))
+        text = final_answer(
+            self.run, fixed, evidence, prompt="pg_answer", parse=answer_in_braces, prior=prior
+        )
+        entities = ground(self.run, text, self.candidates(sources, ground_graph), prior=prior)
         entities = merge_entities(self.run, [s.graph for s in sources], entities)
-        return finish(self.run, text, entities=entities, evidence=evidence, grounding=grounding)
+        return finish(
+            self.run, text, entities=entities, evidence=evidence, grounding=grounding, prior=prior
+        )
 
     # -- call 1 -------------------------------------------------------------------------
     def draft(self) -> CypherGraph:

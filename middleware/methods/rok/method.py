@@ -45,8 +45,9 @@ from middleware.methods.rok.path_search import (
     spread,
     subgraph,
 )
-from middleware.methods.run import Run
+from middleware.methods.run import PriorEvidence, Run
 from middleware.methods.steps import Candidates, final_answer, finish, ground
+from middleware.methods.with_plan import PlanningStage
 from middleware.text.linking import EntityLinker
 from middleware.text.verbalize import Verbalizer
 
@@ -79,9 +80,11 @@ class RoK(MethodBase):
         super().__init__(llm, graph, **shared)
         self.config = config or RoKSettings()
 
-    def answer(self, run: Run) -> Answer:
+    def answer(self, run: Run, planning: PlanningStage | None = None) -> Answer:
+        prior = planning.prior() if planning is not None else None  # rok+plan: walks first
         (graph,) = run.graphs
-        return _RoKRun(self.config, graph, self.linker(graph), self.verbalizer(graph), run).answer()
+        stages = _RoKRun(self.config, graph, self.linker(graph), self.verbalizer(graph), run)
+        return stages.answer(prior)
 
 
 class _RoKRun:
@@ -102,7 +105,7 @@ class _RoKRun:
         self.run = run
         self.question = run.question
 
-    def answer(self) -> Answer:
+    def answer(self, prior: PriorEvidence | None) -> Answer:
         reasoning = self.expand()
         keys = self.link(self.extract(reasoning))
         main: list[EvidencePath] = []
@@ -135,14 +138,19 @@ class _RoKRun:
                 for n in kept
             ],
         )
-        text = final_answer(self.run, facts, evidence)
+        text = final_answer(self.run, facts, evidence, prior=prior)
         nodes: list[Term] = [k.entity.iri for k in keys]
         nodes += [n for p in main for n in p.path.nodes]
         nodes += [t for n in kept for t in (n.triple.subject, n.triple.object)]
         entities = ground(
-            self.run, text, [Candidates(self.graph, self.linker, nodes, self.verbalizer)]
+            self.run,
+            text,
+            [Candidates(self.graph, self.linker, nodes, self.verbalizer)],
+            prior=prior,
         )
-        return finish(self.run, text, entities=entities, evidence=evidence, grounding=grounding)
+        return finish(
+            self.run, text, entities=entities, evidence=evidence, grounding=grounding, prior=prior
+        )
 
     # -- LLM calls 1 and 2 ---------------------------------------------------------------
     def expand(self) -> str:

@@ -33,7 +33,7 @@ from middleware.kg.open import open_graph
 from middleware.llm import system, user
 from middleware.llm.base import Message
 from middleware.llm.local import bundled_model_path
-from middleware.llm.templates import load_template
+from middleware.llm.prompt_templates import load_template
 from middleware.llm.transformers_backend import TransformersLLM
 from middleware.support.cache_dir import cache_root
 from middleware.text.embeddings.factory import open_encoder

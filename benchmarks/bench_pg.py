@@ -38,7 +38,7 @@ from middleware.kg.backends.local import LocalStore
 from middleware.llm.base import LLM, Choice, Completion, Message
 from middleware.llm.cache import CachedLLM, ResponseCache
 from middleware.llm.local import EmbeddedLLM
-from middleware.llm.templates import flatten
+from middleware.llm.prompt_templates import flatten
 from middleware.methods.answer import Answer
 from middleware.methods.collect import neighbourhood
 from middleware.methods.pseudograph import PseudoGraph, PseudoGraphConfig

@@ -26,7 +26,7 @@ from middleware.cli import (
     mcp,
     serve,
     settings,
-    sources,
+    source_commands,
 )
 from middleware.cli import eval as evaluation
 from middleware.errors import MiddlewareError
@@ -52,8 +52,8 @@ for _command in (
     graph.paths,
     graph.link,
     graph.describe,
-    sources.inspect,
-    sources.export,
+    source_commands.inspect,
+    source_commands.export,
     settings.show_settings,
     ask.ask,
     evaluation.eval_command,

@@ -17,7 +17,7 @@ from pyoxigraph import Literal, NamedNode
 from middleware.errors import BadRequest
 from middleware.kg.base import MAX_LIMIT, Capabilities, LabelRow
 from middleware.kg.profiles import Profile
-from middleware.kg.templates import TemplateSet
+from middleware.kg.sparql_templates import TemplateSet
 from middleware.kg.terms import Term
 
 NOTHING = NamedNode("urn:kgmw:none")  # binds an empty predicate list to a pattern

@@ -15,9 +15,9 @@ from middleware.llm.factory import backend_name, open_llm
 from middleware.llm.ledger import Budget, Ledger, LLMCall
 from middleware.llm.local import EmbeddedLLM
 from middleware.llm.openai_compat import OpenAICompatLLM
+from middleware.llm.prompt_templates import Prompt, PromptTemplate, flatten, load_template, render
 from middleware.llm.scripted import ScriptedLLM
 from middleware.llm.session import LLMSession
-from middleware.llm.templates import Prompt, PromptTemplate, flatten, load_template, render
 
 __all__ = [
     "LLM",

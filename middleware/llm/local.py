@@ -26,7 +26,7 @@ from typing import Any
 from middleware.errors import BadRequest, ConfigError, LLMError
 from middleware.llm.base import DEFAULT_MAX_TOKENS, Choice, Completion, Message, check_options
 from middleware.llm.options import with_options
-from middleware.llm.templates import flatten
+from middleware.llm.prompt_templates import flatten
 from middleware.support.locks import file_lock
 
 DEFAULT_MODEL_NAME = "gemma-3-270m-q4_k_m.gguf"

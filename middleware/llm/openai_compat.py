@@ -43,7 +43,7 @@ from middleware.llm.openai_wire import (
     failure,
 )
 from middleware.llm.options import match_option, retry_messages, with_options
-from middleware.llm.templates import flatten
+from middleware.llm.prompt_templates import flatten
 from middleware.support.retry import aretry_call, retry_call
 
 APIS = ("auto", "chat", "completions")

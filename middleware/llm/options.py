@@ -15,7 +15,7 @@ import unicodedata
 from collections.abc import Sequence
 
 from middleware.llm.base import Message
-from middleware.llm.templates import one_line, render
+from middleware.llm.prompt_templates import one_line, render
 
 
 def _norm(text: str) -> str:

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from middleware.errors import LLMError, LLMOutputError
 from middleware.llm.base import DEFAULT_MAX_TOKENS, Choice, Completion, Message, check_options
 from middleware.llm.options import match_option, with_options
-from middleware.llm.templates import flatten
+from middleware.llm.prompt_templates import flatten
 
 Reply = str | Callable[[str], str]
 Rule = tuple[str | re.Pattern[str], Reply]

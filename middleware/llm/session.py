@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 from middleware.llm.base import DEFAULT_MAX_TOKENS, LLM, Choice, Completion, Message
 from middleware.llm.ledger import Budget, Ledger
-from middleware.llm.templates import Prompt
+from middleware.llm.prompt_templates import Prompt
 from middleware.support.tracing import SpanHandle, span
 
 

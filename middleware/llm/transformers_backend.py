@@ -28,7 +28,7 @@ from typing import Any
 from middleware.errors import ConfigError
 from middleware.llm.base import DEFAULT_MAX_TOKENS, Choice, Completion, Message, check_options
 from middleware.llm.options import with_options
-from middleware.llm.templates import flatten
+from middleware.llm.prompt_templates import flatten
 from middleware.llm.torch_models import load_causal_lm, require
 from middleware.llm.torch_prefix import KEPT, Prefilled, PrefixCache
 

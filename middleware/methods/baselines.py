@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 
 from middleware.llm.options import match_option
-from middleware.llm.templates import render
+from middleware.llm.prompt_templates import render
 from middleware.methods.answer import Answer, Evidence
 from middleware.methods.method import MethodBase
 from middleware.methods.run import Run

@@ -16,8 +16,8 @@ from pyoxigraph import NamedNode
 from middleware.kg.base import KnowledgeGraph, template_graph
 from middleware.kg.sameas import inward, outward
 from middleware.methods.answer import AnswerEntity
+from middleware.methods.fan_out import fan_out
 from middleware.methods.run import Run
-from middleware.methods.sources import fan_out
 
 
 def _linking(graphs: Sequence[KnowledgeGraph]) -> list[KnowledgeGraph]:

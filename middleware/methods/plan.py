@@ -29,10 +29,10 @@ from middleware.config.methods import PlanSettings
 from middleware.errors import LLMOutputError
 from middleware.kg.base import KnowledgeGraph, Path
 from middleware.llm.base import LLM
-from middleware.llm.templates import render
+from middleware.llm.prompt_templates import render
 from middleware.methods.answer import Answer, Evidence, EvidencePath
 from middleware.methods.method import MethodBase
-from middleware.methods.plan_sources import answer_across, answer_from_plan
+from middleware.methods.plan_answers import answer_across, answer_from_plan
 from middleware.methods.run import Run
 from middleware.methods.steps import Candidates, final_answer, finish, ground
 from middleware.planning.memory import memory_location, open_memory

@@ -30,10 +30,10 @@ from middleware.methods.collect import (
     neighbourhood,
     top_matches,
 )
+from middleware.methods.fan_out import fan_out
 from middleware.methods.links import cross_link, merge_entities
 from middleware.methods.method import MethodBase
 from middleware.methods.run import Run
-from middleware.methods.sources import fan_out
 from middleware.methods.steps import Candidates, final_answer, finish, ground
 from middleware.methods.with_plan import PlanningStage
 from middleware.text.embeddings.encoders import Encoder

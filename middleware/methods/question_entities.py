@@ -11,8 +11,8 @@ from pyoxigraph import NamedNode
 from middleware.kg.base import KnowledgeGraph
 from middleware.methods.choice_subgraph import Subgraph
 from middleware.methods.collect import LINK_MATCHES, link_question
+from middleware.methods.fan_out import fan_out
 from middleware.methods.run import Run
-from middleware.methods.sources import fan_out
 from middleware.text.linking import EntityLinker
 
 CHOICE_ENTITIES = 3  # entities one choice's text may link to (labels are shared)

@@ -27,8 +27,8 @@ from middleware.errors import BadRequest
 from middleware.kg.base import KnowledgeGraph
 from middleware.llm.base import LLM, Choice, Completion, Message
 from middleware.llm.ledger import Budget, Ledger, LLMCall
+from middleware.llm.prompt_templates import Prompt, flatten
 from middleware.llm.session import LLMSession
-from middleware.llm.templates import Prompt, flatten
 from middleware.methods.answer import Evidence, Step, StepUsage, Usage
 from middleware.methods.progress import StepEvent, StepListener
 from middleware.support.tracing import span

@@ -35,7 +35,7 @@ from middleware.errors import BudgetExceeded
 from middleware.kg.base import KnowledgeGraph
 from middleware.llm.base import LLM
 from middleware.llm.options import match_option
-from middleware.llm.templates import render
+from middleware.llm.prompt_templates import render
 from middleware.methods.answer import Evidence
 from middleware.methods.baselines import (
     _Baseline,

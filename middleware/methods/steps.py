@@ -35,7 +35,7 @@ from pyoxigraph import NamedNode
 from middleware.errors import EndpointError, LLMOutputError
 from middleware.kg.base import KnowledgeGraph
 from middleware.kg.terms import Term
-from middleware.llm.templates import render
+from middleware.llm.prompt_templates import render
 from middleware.methods.answer import (
     NOT_FOUND,
     Answer,

@@ -30,7 +30,7 @@ from middleware.kg.base import Hop, KnowledgeGraph, Path
 from middleware.kg.terms import Term
 from middleware.kg.walks import RelationPath
 from middleware.llm.options import with_options
-from middleware.llm.templates import flatten, render
+from middleware.llm.prompt_templates import flatten, render
 from middleware.methods.choice_subgraph import Subgraph
 from middleware.methods.ksl.offer import (
     Option,

@@ -13,7 +13,7 @@ from rdflib.plugins.sparql import prepareQuery
 from middleware.errors import BadRequest, NotFound
 from middleware.kg.backends.endpoint import SparqlEndpoint
 from middleware.kg.backends.local import LocalStore
-from middleware.kg.templates import TemplateSet
+from middleware.kg.sparql_templates import TemplateSet
 from middleware.text.linking import EntityLinker
 
 RDFS_LABEL = NamedNode("http://www.w3.org/2000/01/rdf-schema#label")

@@ -16,8 +16,8 @@ from middleware.config.methods import KSLSettings
 from middleware.eval.items import EvalItem
 from middleware.kg.backends.local import LocalStore
 from middleware.kg.walks import RelationPath
+from middleware.llm.prompt_templates import flatten, load_template
 from middleware.llm.scripted import ScriptedLLM
-from middleware.llm.templates import flatten, load_template
 from middleware.methods.ksl import KnowledgeSolver
 from middleware.methods.ksl.offer import neighbour_options
 from middleware.text.embeddings import HashEncoder

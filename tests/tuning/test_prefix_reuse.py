@@ -9,7 +9,7 @@ import pytest
 from middleware.llm import user
 from middleware.llm.base import Message
 from middleware.llm.options import with_options
-from middleware.llm.templates import flatten
+from middleware.llm.prompt_templates import flatten
 from middleware.llm.torch_models import load_causal_lm
 from middleware.llm.torch_prefix import PrefixCache
 from middleware.llm.transformers_backend import (

@@ -2,7 +2,7 @@
 
 Triples carry the name of the graph they came from (``Triple.source``), so results from
 several sources can be merged and still say where each fact lives. What a method does
-when one of them fails is the method's business (``methods/sources.py``).
+when one of them fails is the method's business (``methods/fan_out.py``).
 
 >>> from middleware.kg.backends.local import LocalStore
 >>> check_names([LocalStore(name="a"), LocalStore(name="a")])

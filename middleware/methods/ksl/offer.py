@@ -27,7 +27,7 @@ from pyoxigraph import NamedNode
 from middleware.kg.base import Hop, KnowledgeGraph
 from middleware.kg.terms import Term
 from middleware.kg.walks import RelationPath
-from middleware.llm.templates import one_line
+from middleware.llm.prompt_templates import one_line
 from middleware.text.verbalize import Verbalizer
 
 STOP_SUFFIX = " is the answer"

@@ -20,7 +20,7 @@ from middleware.errors import LLMOutputError
 from middleware.kg.base import Hop, Path
 from middleware.kg.terms import Term
 from middleware.llm.base import Message, assistant, user
-from middleware.llm.templates import one_line, render
+from middleware.llm.prompt_templates import one_line, render
 from middleware.methods.answer import Step
 from middleware.methods.ksl.offer import Offer, Option, Scorer, cap, stop_option
 from middleware.methods.run import Run

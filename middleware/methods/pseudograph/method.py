@@ -35,7 +35,7 @@ from middleware.config.methods import PseudoGraphSettings
 from middleware.kg.base import KnowledgeGraph
 from middleware.kg.terms import Term
 from middleware.llm.base import LLM
-from middleware.llm.templates import render
+from middleware.llm.prompt_templates import render
 from middleware.methods.answer import Answer, Evidence, EvidenceTriple, Grounding
 from middleware.methods.collect import (
     BaseTriple,
@@ -45,13 +45,13 @@ from middleware.methods.collect import (
     neighbourhood,
     top_matches,
 )
+from middleware.methods.fan_out import SourceFailure, fan_out
 from middleware.methods.links import cross_link, merge_entities
 from middleware.methods.method import MethodBase
 from middleware.methods.pseudograph.cypher import CypherGraph, parse_cypher
 from middleware.methods.pseudograph.facts import answer_in_braces, fact_key, parse_fact_lines
 from middleware.methods.pseudograph.pruning import GroundEntity, Match, Pruning, prune
 from middleware.methods.run import PriorEvidence, Run
-from middleware.methods.sources import SourceFailure, fan_out
 from middleware.methods.steps import Candidates, final_answer, finish, ground
 from middleware.methods.with_plan import PlanningStage
 from middleware.text.embeddings.encoders import Encoder

@@ -26,7 +26,7 @@ from middleware.config.methods import RoKSettings
 from middleware.kg.base import KnowledgeGraph, Path
 from middleware.kg.terms import Term
 from middleware.llm.base import LLM
-from middleware.llm.templates import render
+from middleware.llm.prompt_templates import render
 from middleware.methods.answer import Answer, Evidence, EvidencePath, EvidenceTriple, Grounding
 from middleware.methods.method import MethodBase
 from middleware.methods.rok.entities import (

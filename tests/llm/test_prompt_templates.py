@@ -7,7 +7,7 @@ from importlib import resources
 import pytest
 
 from middleware.errors import BadRequest, NotFound
-from middleware.llm.templates import PromptTemplate, flatten, load_template, render
+from middleware.llm.prompt_templates import PromptTemplate, flatten, load_template, render
 
 
 def test_every_packaged_template_loads_and_renders() -> None:

@@ -19,9 +19,9 @@ from pyoxigraph import NamedNode
 from middleware.config.methods import PlanSettings
 from middleware.kg.base import KnowledgeGraph
 from middleware.methods.answer import Answer, AnswerEntity, Evidence
+from middleware.methods.fan_out import fan_out
 from middleware.methods.links import merge_entities
 from middleware.methods.run import Run
-from middleware.methods.sources import fan_out
 from middleware.methods.steps import Candidates, final_answer, finish, ground
 from middleware.planning.planner import Planner, Planning
 from middleware.text.linking import EntityLinker

@@ -19,8 +19,8 @@ import pytest
 from click.testing import CliRunner
 from flask import Flask
 
-import middleware.cli.support as cli_support
 import middleware.kg.sparql_guard as sparql_guard
+from middleware import workspace as workspace_module
 from middleware.cli import cli
 from middleware.integrations.langchain_tools import kg_tools
 from middleware.integrations.mcp_tools import GraphTools
@@ -77,7 +77,7 @@ def ways_in(
     server = serve(create_app(chosen, graphs={"small": store}))
     url = f"{server.url}/sparql"
     client = httpx.Client(timeout=30)
-    monkeypatch.setattr(cli_support, "open_graph", lambda _settings: store)
+    monkeypatch.setattr(workspace_module, "open_graph", lambda _settings: store)
     for name, value in values.items():
         monkeypatch.setenv(f"KGMW_{name.upper()}", str(value))
     runner = CliRunner()

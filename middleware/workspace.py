@@ -31,6 +31,7 @@ from typing import Any
 
 from middleware.config import Settings
 from middleware.errors import NotFound
+from middleware.kg.base import KnowledgeGraph
 from middleware.kg.executors.limits import ExecutorLimits
 from middleware.kg.executors.pool import QueryPool
 from middleware.kg.open import open_graph
@@ -38,7 +39,7 @@ from middleware.kg.operations import GraphOperations
 from middleware.llm.base import LLM
 from middleware.llm.factory import open_llm
 from middleware.llm.ledger import Budget
-from middleware.methods.method import Method
+from middleware.methods.method import Method, MethodBase
 from middleware.methods.registry import SharedEncoder, build_method, method_spec
 from middleware.support.urls import without_credentials
 from middleware.text.embeddings.encoders import Encoder
@@ -53,8 +54,9 @@ class Workspace:
 
     ``graphs`` and ``llm`` replace what the settings would open (tests and library
     users hand in their own); the first graph given is the default source. Without
-    ``graphs``, the default source is the one the settings name (``store``,
-    ``endpoint`` or the sample graph) and the others are the ``[sources.NAME]`` tables.
+    ``graphs``, the sources are the ``[sources.NAME]`` tables of the settings, and the
+    default one is ``default`` (its table's settings over the common ones), else the
+    one the common settings name (``store``, ``endpoint`` or the sample graph).
     """
 
     def __init__(
@@ -63,9 +65,16 @@ class Workspace:
         *,
         llm: LLM | None = None,
         graphs: Mapping[str, GraphOperations] | None = None,
+        default: str | None = None,
+        overrides: Mapping[str, Any] | None = None,
     ) -> None:
         self.settings = settings
         self._llm = llm
+        self._default = default
+        # what the user typed (flags) wins over a source's table too
+        self._overrides = {k: v for k, v in (overrides or {}).items() if v is not None}
+        if default is not None and not graphs:
+            settings.for_source(default)  # an unknown name fails here, listing the known ones
         self._given = dict(graphs or {})
         self._graphs: dict[str, GraphOperations] = dict(self._given)
         self._methods: dict[tuple[str, str], Method] = {}
@@ -76,20 +85,28 @@ class Workspace:
     # -- sources ----------------------------------------------------------------------
     @property
     def default_source(self) -> str:
-        return next(iter(self._given), DEFAULT_SOURCE)
+        return next(iter(self._given), self._default or DEFAULT_SOURCE)
 
     def source_names(self) -> list[str]:
         """The default source first, then the ``[sources.NAME]`` tables of the config."""
         if self._given:
             return list(self._given)
-        return [DEFAULT_SOURCE, *self.settings.source_names]
+        first = self.default_source
+        return [first, *(name for name in self.settings.source_names if name != first)]
 
     def source_settings(self, name: str | None = None) -> Settings:
         """The settings of source ``name``: its table over the common ones."""
         key = name or self.default_source
         if key == DEFAULT_SOURCE or key in self._given:
             return self.settings
-        return self.settings.for_source(key)
+        return self.settings.for_source(key).replace(**self._overrides)
+
+    def settings_of(self, graph: KnowledgeGraph) -> Settings:
+        """The settings of the source ``graph`` was opened for (the common ones for a
+        graph this workspace did not open)."""
+        with self._lock:
+            name = next((n for n, g in self._graphs.items() if g is graph), None)
+        return self.source_settings(name) if name is not None else self.settings
 
     def graph(self, name: str | None = None) -> GraphOperations:
         """The open graph of source ``name`` (default source when None), named after its
@@ -208,6 +225,8 @@ class Workspace:
                 settings = self.source_settings(graph_name)
                 encoder = self.shared_encoder(settings)
                 built = build_method(key, settings, self.llm, graph, encoder=encoder)
+                if isinstance(built, MethodBase):  # a question may use several sources
+                    built.use_source_settings(self.settings_of)
                 self._methods[(key, graph_name)] = built
             return built
 

@@ -10,10 +10,12 @@ import pytest
 
 from middleware import workspace as workspace_module
 from middleware.config import Settings
+from middleware.errors import ConfigError
 from middleware.integrations.mcp_tools import GraphTools
 from middleware.kg.base import KnowledgeGraph
 from middleware.kg.sample import sample_store
 from middleware.methods import registry
+from middleware.methods.method import MethodBase
 from middleware.methods.registry import METHODS
 from middleware.server import create_app
 from middleware.server.state import ServiceState
@@ -125,3 +127,34 @@ def test_one_encoder_for_every_method_and_the_service(monkeypatch: pytest.Monkey
         reply = client.post("/v1/answer", json={"question": QUESTION, "method": name})
         assert reply.status_code == 200, reply.get_data(as_text=True)
     assert len(opened) == 1
+
+
+def test_a_question_over_several_sources_links_each_with_its_own_settings(
+    config: Path, linkers: list[tuple[str, int, float, int]]
+) -> None:
+    """A method built over one source links another source's graph with that source's
+    settings, not its own (a question may name several sources)."""
+    settings = Settings.load(config_path=str(config), env={})
+    work = Workspace(settings, llm=scripted(), default="sample")
+    for name in ("qsm", "qsm+plan", "ksl+plan", "pg"):
+        method = work.method(name, "sample")
+        assert isinstance(method, MethodBase)
+        linker = method.linker(work.graph("remote"))
+        assert (linker.limit, linker.fuzzy_cutoff, linker.max_queries) == (
+            LIMIT,
+            CUTOFF,
+            MAX_QUERIES,
+        )
+        own = method.linker(work.graph("sample"))
+        assert (own.limit, own.max_queries) == (5, 8)  # the sample's: the defaults
+
+
+def test_a_named_default_source_keeps_its_table_and_flags_win(config: Path) -> None:
+    settings = Settings.load(config_path=str(config), env={})
+    work = Workspace(settings, default="remote", overrides={"timeout": 7.0})
+    assert work.source_names() == ["remote"]
+    assert work.source_settings().link_limit == LIMIT
+    assert work.source_settings().timeout == 7.0
+    assert work.graph().name == "remote"
+    with pytest.raises(ConfigError, match="no source named 'nowhere'"):
+        Workspace(settings, default="nowhere")

@@ -119,13 +119,14 @@ def ask(
     """Answer QUESTION from a graph (default: the sample graph and the embedded LLM)."""
     if as_rdf and source.as_json:
         raise BadRequest("give --json or --rdf, not both")
-    settings = method_settings(ctx, source, source_names[0] if source_names else None, llm)
-    if max_calls is not None:
-        settings = settings.replace(max_calls=max_calls)  # the user's own flag may raise it
-    work = Workspace(settings)
-    graphs = [work.graph(), *(work.graph(extra) for extra in source_names[1:])]
-    if len(source_names) > 1:
-        graphs[0].name = source_names[0]  # facts are tagged with the source they came from
+    if source_names and (source.store or source.endpoint):
+        raise BadRequest("give --source NAME or --store/--endpoint, not both")
+    settings = method_settings(ctx, source, None, llm)
+    flags = {"profile": source.profile, "timeout": source.timeout, "max_calls": max_calls}
+    settings = settings.replace(max_calls=max_calls)  # the user's own flag may raise it
+    # each named source with its own table; facts are tagged with the source's name
+    work = Workspace(settings, default=next(iter(source_names), None), overrides=flags)
+    graphs = [work.graph(name) for name in source_names] or [work.graph()]
     runner = work.method(method)
     answer = runner.run(
         question,

@@ -64,10 +64,9 @@ def mcp_command(
             hint="pip install 'kg-middleware[mcp]'",
         ) from err
     settings = settings_for(ctx, **llm.overrides())
-    if source_name:
-        settings = settings.for_source(source_name)
     settings = settings.replace(store=store, endpoint=endpoint, profile=profile)
-    state = ServiceState(settings)
+    # --source NAME is the default source, with its own table; the others keep theirs
+    state = ServiceState(settings, default=source_name, overrides={"profile": profile})
     server = build_server(state)
     try:
         if where is None:

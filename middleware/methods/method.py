@@ -9,7 +9,7 @@ without evidence through the shared final stage, naming the failed sources.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Protocol
 
 from middleware.config.areas import TextSettings
@@ -65,12 +65,23 @@ class MethodBase(ABC):
         self.graph = graph
         self.text = text or TextSettings()
         self.policy = policy or AnswerPolicy()
+        # each source's own linking and verbalizing settings, where a workspace knows them
+        self.text_of: Callable[[KnowledgeGraph], TextSettings] | None = None
+
+    def use_source_settings(self, text_of: Callable[[KnowledgeGraph], TextSettings]) -> None:
+        """Link and verbalize each graph with the settings of its own source (a question
+        may use several), as ``text_of`` gives them."""
+        self.text_of = text_of
+
+    def text_for(self, graph: KnowledgeGraph) -> TextSettings:
+        """The linking and verbalizing settings for ``graph``."""
+        return self.text_of(graph) if self.text_of is not None else self.text
 
     def linker(self, graph: KnowledgeGraph) -> EntityLinker:
-        return EntityLinker.from_settings(graph, self.text)
+        return EntityLinker.from_settings(graph, self.text_for(graph))
 
     def verbalizer(self, graph: KnowledgeGraph) -> Verbalizer:
-        return Verbalizer(graph, literal_max_chars=self.text.literal_max_chars)
+        return Verbalizer(graph, literal_max_chars=self.text_for(graph).literal_max_chars)
 
     def run(
         self,

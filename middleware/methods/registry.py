@@ -13,6 +13,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from typing import cast
 
 from middleware.config import Settings
 from middleware.config.methods import (
@@ -38,7 +39,7 @@ from middleware.methods.reachable import Reachable
 from middleware.methods.rok import RoK
 from middleware.methods.run import AnswerPolicy
 from middleware.methods.sc import SelfConsistency
-from middleware.methods.with_plan import PlanAware, WithPlan
+from middleware.methods.with_plan import PlanAware, WithPlan, takes_planning
 from middleware.text.embeddings.encoders import Encoder
 from middleware.text.embeddings.factory import open_encoder
 
@@ -128,9 +129,12 @@ def _with_plan(base: Builder) -> Builder:
 
     def build(parts: MethodParts) -> Method:
         inner = base(parts)
-        if not isinstance(inner, PlanAware):
-            raise ConfigError(f"method {inner.name} takes no planning stage; it has no +plan")
-        return WithPlan(inner, _plan(parts))
+        if not takes_planning(inner):
+            raise ConfigError(
+                f"method {inner.name!r} takes no planning stage, so it has no +plan variant",
+                hint="give its answer a `planning: PlanningStage | None = None` parameter",
+            )
+        return WithPlan(cast(PlanAware, inner), _plan(parts))
 
     return build
 

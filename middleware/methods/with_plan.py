@@ -18,7 +18,9 @@ plain method.
 
 from __future__ import annotations
 
-from typing import Protocol, runtime_checkable
+import inspect
+from collections.abc import Callable
+from typing import Protocol
 
 from middleware.config.areas import TextSettings
 from middleware.config.methods import PlanSettings
@@ -62,7 +64,6 @@ class PlanningStage:
         return PriorEvidence([p.text for p in evidence.paths], evidence, names)
 
 
-@runtime_checkable
 class PlanAware(Protocol):
     """A method that can take a planning stage (``rok``, ``pg``, ``qsm``, ``ksl``)."""
 
@@ -73,6 +74,15 @@ class PlanAware(Protocol):
     policy: AnswerPolicy
 
     def answer(self, run: Run, planning: PlanningStage | None = None) -> Answer: ...
+
+    def use_source_settings(self, text_of: Callable[[KnowledgeGraph], TextSettings]) -> None: ...
+
+
+def takes_planning(method: object) -> bool:
+    """Whether ``method``'s ``answer`` takes a planning stage (``answer(run, planning)``)."""
+    if not isinstance(method, MethodBase):
+        return False
+    return "planning" in inspect.signature(method.answer).parameters
 
 
 class WithPlan(MethodBase):
@@ -85,6 +95,11 @@ class WithPlan(MethodBase):
         self.inner = inner
         self.plan = plan
         self.name = f"{inner.name}+plan"
+
+    def use_source_settings(self, text_of: Callable[[KnowledgeGraph], TextSettings]) -> None:
+        super().use_source_settings(text_of)
+        self.inner.use_source_settings(text_of)
+        self.plan.use_source_settings(text_of)
 
     def answer(self, run: Run) -> Answer:
         return self.inner.answer(run, PlanningStage(self.plan, run))

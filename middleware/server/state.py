@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Mapping
+from typing import Any
 
 from middleware.config import Settings
 from middleware.errors import ConfigError
@@ -34,8 +35,10 @@ class ServiceState(Workspace):
         llm: LLM | None = None,
         graphs: Mapping[str, GraphOperations] | None = None,
         gate: AddressGate | None = None,
+        default: str | None = None,
+        overrides: Mapping[str, Any] | None = None,
     ) -> None:
-        super().__init__(settings, llm=llm, graphs=graphs)
+        super().__init__(settings, llm=llm, graphs=graphs, default=default, overrides=overrides)
         self.gate = gate or AddressGate()  # addresses the server refuses at the connection
         self.penalties = PenaltyBox(settings.sparql_penalty, gate=self.gate)  # /sparql callers
         self._answers: AnswerStore | None = None

@@ -31,6 +31,7 @@ from typing import Any
 
 from middleware.config import Settings
 from middleware.errors import NotFound
+from middleware.kg.backends.registry import BACKENDS
 from middleware.kg.base import KnowledgeGraph
 from middleware.kg.executors.limits import ExecutorLimits
 from middleware.kg.executors.pool import QueryPool
@@ -150,12 +151,9 @@ class Workspace:
                 "default": name == self.default_source,
             }
         settings = self.source_settings(name)
-        if settings.endpoint:
-            kind, where = "endpoint", without_credentials(settings.endpoint)
-        elif settings.store:
-            kind, where = "store", None
-        else:
-            kind, where = "sample", None
+        chosen = [backend.name for backend in BACKENDS if backend.chosen(settings)]
+        kind = chosen[0] if chosen else "sample"
+        where = without_credentials(settings.endpoint) if kind == "endpoint" and settings.endpoint else None
         body: dict[str, Any] = {
             "name": name,
             "kind": kind,

@@ -46,6 +46,23 @@ LAYERS = (
 # Import paths that moved before the first release (see CHANGELOG.md); they must not
 # come back as modules of their own.
 REMOVED_PATHS = (
+    "middleware.server.answers",
+    "middleware.server.chat",
+    "middleware.server.sparql_proxy",
+    "middleware.server.sparql_fast",
+    "middleware.server.intake",
+    "middleware.server.gunicorn_workers",
+    "middleware.server.loopback_server",
+    "middleware.methods.planned",
+    "middleware.methods.plan_sources",
+    "middleware.methods.sources",
+    "middleware.kg.templates",
+    "middleware.llm.templates",
+    "middleware.cli.sources",
+    "middleware.eval.ksl_dataset",
+    "middleware.methods.ksl.training",
+    "middleware.methods.ksl.linked",
+    "middleware.methods.ksl.subgraph",
     "middleware.settings",
     "middleware.linking",
     "middleware.verbalize",
@@ -351,7 +368,9 @@ def test_no_isinstance_on_backends_outside_kg() -> None:
     assert not found, f"isinstance on a backend class outside kg/: {found}"
 
 
-METHOD_PACKAGES = ("rok", "pseudograph", "ksl")
+def _method_packages() -> set[str]:
+    """Every package under methods/ is one method's (``rok``, ``pseudograph``, ``ksl``)."""
+    return {p.parent.name for p in (PACKAGE / "methods").glob("*/__init__.py")}
 
 
 def test_no_method_imports_another_methods_internals() -> None:
@@ -361,7 +380,7 @@ def test_no_method_imports_another_methods_internals() -> None:
     for name, targets in import_graph().items():
         for target in targets:
             parts = target.split(".")
-            if len(parts) < 4 or parts[1] != "methods" or parts[2] not in METHOD_PACKAGES:
+            if len(parts) < 4 or parts[1] != "methods" or parts[2] not in _method_packages():
                 continue  # not inside a method package
             if name.startswith(f"middleware.methods.{parts[2]}"):
                 continue  # its own package
@@ -369,3 +388,14 @@ def test_no_method_imports_another_methods_internals() -> None:
                 continue  # the Knowledge Solver's training code reads its walk
             found.append(f"{name} -> {target}")
     assert not found, "imports of another method's internals: " + "; ".join(sorted(found))
+
+
+def test_no_module_imports_another_modules_private_names() -> None:
+    """A leading underscore means "this module's own": no other module imports it."""
+    found = []
+    for path in PACKAGE.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("middleware"):
+                private = [a.name for a in node.names if a.name.startswith("_")]
+                found += [f"{path.relative_to(ROOT)}: {name}" for name in private]
+    assert not found, f"private names imported from another module: {found}"

@@ -4,7 +4,7 @@ Every command takes its source from ``--store DIR``, ``--endpoint URL`` or, with
 neither, the bundled sample graph; ``--json`` prints machine-readable output.
 Errors print one line (``kgmw: error: ...``) and exit non-zero. One module per
 command group: ``graph`` (load, query, neighbors, paths, link, describe),
-``sources`` (inspect, export), ``ask``,
+``source_commands`` (inspect, export), ``ask``,
 ``eval`` (eval, report), ``learn``, ``ksl_dataset``, ``ksl_tune``, ``llm`` (llm, doctor), ``serve``, ``mcp``,
 ``settings``; ``support`` holds the options and output helpers they share.
 """

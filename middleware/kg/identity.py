@@ -1,8 +1,8 @@
 """What a source is, for files kept about it (path memories): its kind, location and
 profile, where its own folder is, and what changes when its data does.
 
-The only place outside the backends that knows which backend a graph is, so code above
-kg/ asks these functions instead of checking classes.
+Code above kg/ asks these functions (and ``capabilities``) instead of checking which
+backend a graph is; a new backend that path memories should recognise is named here.
 
 >>> from middleware.kg.backends.local import LocalStore
 >>> source_identity(LocalStore(profile="metaqa", name="films"))

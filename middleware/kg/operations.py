@@ -3,8 +3,7 @@
 A backend (local store, SPARQL endpoint, rdflib graph) only implements
 ``_execute(sparql, timeout, max_rows)``; :class:`GraphOperations` renders the
 ``sparql/*.rq`` templates with bound terms and turns rows into :class:`Triple`,
-:class:`Path` and :class:`Entity` objects. Label lookups for linking are in
-``kg/lookups.py``.
+:class:`Path` and :class:`Entity` objects (label lookups: ``kg/lookups.py``).
 """
 
 from __future__ import annotations
@@ -72,10 +71,8 @@ class GraphOperations(LabelLookups, RelationWalks, ABC):
         self._per_thread = threading.local()
         self._count_lock = threading.Lock()
 
-    # where caller SPARQL runs when this process would run it: executors (a local store)
-    caller_queries: CallerQueries | None = None
-    # the profile a store folder recorded at its loads (None: nothing recorded)
-    stored_profile: str | None = None
+    caller_queries: CallerQueries | None = None  # a local store's executors
+    stored_profile: str | None = None  # as a store folder's loads recorded it
 
     @property
     def version(self) -> int:
@@ -158,11 +155,16 @@ class GraphOperations(LabelLookups, RelationWalks, ABC):
         dataset: QueryDataset | None,
         policy: QueryPolicy,
     ) -> QueryResult:
-        """Run a caller's checked text. Here the engine is elsewhere (an endpoint) and
-        makes any call itself, so without an allowlist the word ``service`` outside IRIs
-        and strings is refused outright, and so is an extension function off
-        ``policy.functions`` (``remote_guard.py``); a backend that runs queries itself
-        overrides this with a stronger guarantee."""
+        """Run a caller's checked text on a remote engine, which makes any call itself:
+        without an allowlist ``service`` outside IRIs and strings is refused, and so is
+        an extension function off ``policy.functions`` (``remote_guard.py``). An engine
+        in this process (``capabilities.in_process``) is refused unless its backend
+        overrides this with isolation of its own (``LocalStore``: executors)."""
+        if self.capabilities.in_process:
+            raise BadRequest(
+                f"source {self.name!r} has no isolated way to run a caller's SPARQL",
+                hint="load the data into a local store (kgmw load) to query it",
+            )
         if not policy.services:
             refuse_service_words(sparql, why="the remote engine would make the call")
         refuse_extension_functions(sparql, policy.functions)

@@ -59,7 +59,10 @@ def cot_question(run: Run) -> str:
     return f"{run.question} (choices: {'; '.join(run.choices)})"
 
 
-class _Baseline(MethodBase):
+class ModelOnlyBaseline(MethodBase):
+    """What the baselines share (``io``, ``cot``, ``sc``): the model answers alone, and
+    the answer is linked to the graphs afterwards, never grounded in evidence."""
+
     name = "baseline"
 
     def answer(self, run: Run) -> Answer:
@@ -71,7 +74,7 @@ class _Baseline(MethodBase):
         raise NotImplementedError
 
 
-class IO(_Baseline):
+class IO(ModelOnlyBaseline):
     """The question alone, one LLM call."""
 
     name = "io"
@@ -80,7 +83,7 @@ class IO(_Baseline):
         return final_answer(run, [], Evidence(), prompt="io_answer")
 
 
-class CoT(_Baseline):
+class CoT(ModelOnlyBaseline):
     """Step-by-step reasoning, then the answer; a second call only to pick a choice."""
 
     name = "cot"

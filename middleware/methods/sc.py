@@ -38,7 +38,7 @@ from middleware.llm.options import match_option
 from middleware.llm.prompt_templates import render
 from middleware.methods.answer import Evidence
 from middleware.methods.baselines import (
-    _Baseline,
+    ModelOnlyBaseline,
     answer_after_marker,
     cot_question,
     last_sentence,
@@ -109,7 +109,7 @@ def majority(keys: Sequence[str | None]) -> tuple[dict[str, int], dict[str, int]
     return {key: counts[key] for key in ranked}, first
 
 
-class SelfConsistency(_Baseline):
+class SelfConsistency(ModelOnlyBaseline):
     """k sampled CoT answers (``sc_samples`` LLM calls), majority vote; any number of sources."""
 
     name = "sc"

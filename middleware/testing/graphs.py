@@ -20,6 +20,7 @@ from pyoxigraph import Literal, NamedNode
 from middleware.errors import BadRequest, NotFound, ReadOnlyViolation
 from middleware.kg.base import KnowledgeGraph, Triple
 from middleware.support.resources import data_file
+from middleware.text.linking import EntityLinker
 
 EX = "http://example.org/film/"
 
@@ -183,6 +184,14 @@ class GraphConformance:
         capabilities = graph.capabilities
         assert isinstance(capabilities.label_index, bool)
         assert isinstance(capabilities.in_process, bool)
+        assert isinstance(capabilities.templates, bool)
+
+    def test_linking_works_as_the_capabilities_say(self, graph: KnowledgeGraph) -> None:
+        """A label index (``label_index``) must list its labels; either way, a mention
+        links to its entity and a folded one too."""
+        linker = EntityLinker(graph)
+        assert [e.iri for e in linker.link("Titanic")][:1] == [ex("Titanic")]
+        assert ex("Titanic") in [e.iri for e in linker.link("titanic")]
 
     # relation paths -----------------------------------------------------------------------
     def test_relation_steps_leave_the_given_entities(self, graph: KnowledgeGraph) -> None:

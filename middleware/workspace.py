@@ -153,7 +153,11 @@ class Workspace:
         settings = self.source_settings(name)
         chosen = [backend.name for backend in BACKENDS if backend.chosen(settings)]
         kind = chosen[0] if chosen else "sample"
-        where = without_credentials(settings.endpoint) if kind == "endpoint" and settings.endpoint else None
+        where = (
+            without_credentials(settings.endpoint)
+            if kind == "endpoint" and settings.endpoint
+            else None
+        )
         body: dict[str, Any] = {
             "name": name,
             "kind": kind,

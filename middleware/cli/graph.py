@@ -7,6 +7,7 @@ Errors print one line (``kgmw: error: ...``) and exit non-zero.
 
 from __future__ import annotations
 
+import shutil
 import sys
 from pathlib import Path
 
@@ -102,14 +103,25 @@ def load(
     settings = settings_for(ctx, store=store, profile=profile, progress=progress)
     if not replace:
         check_profile(Path(store), settings.profile)
-    target = LocalStore(
-        store,
-        profile=settings.profile,
-        progress=settings.progress,
-        wait=settings.store_lock_wait,
-        caps=LoadCaps.from_settings(settings),
-    )
-    report = target.load(paths, format=fmt, replace=replace)
+    folder_path = Path(store).expanduser()
+    new_folder = not folder_path.exists()  # a failed first load leaves nothing behind
+    try:
+        target = LocalStore(
+            store,
+            profile=settings.profile,
+            progress=settings.progress,
+            wait=settings.store_lock_wait,
+            caps=LoadCaps.from_settings(settings),
+        )
+        try:
+            report = target.load(paths, format=fmt, replace=replace)
+        except BaseException:
+            target.close()
+            raise
+    except BaseException:
+        if new_folder:
+            shutil.rmtree(folder_path, ignore_errors=True)
+        raise
     click.echo(
         f"loaded {report.quads_read:,} triples from {len(report.files)} file(s) in "
         f"{report.seconds:.1f} s ({report.rate:,.0f} triples/s); "

@@ -76,3 +76,30 @@ def test_a_deleted_store_is_gone_for_good(
     shutil.rmtree(folder)
     code, _, err = run(capsys, "neighbors", "Titanic", "--store", str(folder))
     assert code == 2 and "no store at" in err and not folder.exists()
+
+
+@pytest.mark.parametrize("made", ["missing", "malformed"])
+def test_a_failed_first_load_leaves_no_store_behind(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, made: str
+) -> None:
+    """A load into a new folder that fails (a missing file, malformed Turtle) leaves no
+    folder, so later commands say there is no store rather than find an empty one."""
+    source = tmp_path / "data.ttl"
+    if made == "malformed":
+        source.write_text('<http://x/a> <http://x/b> "unterminated .\n')
+    store = tmp_path / "new"
+    code, _, err = run(capsys, "load", str(source), "--store", str(store), "--no-progress")
+    assert code != 0 and str(source.name) in err
+    assert not store.exists()
+    code, _, err = run(capsys, "neighbors", "Titanic", "--store", str(store))
+    assert code != 0 and "no entity" not in err
+
+
+def test_a_failed_load_into_an_existing_store_keeps_it(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    store = tmp_path / "films"
+    assert run(capsys, "load", str(FILMS), "--store", str(store), "--no-progress")[0] == 0
+    code, _, _ = run(capsys, "load", str(tmp_path / "missing.ttl"), "--store", str(store))
+    assert code != 0 and store.exists()
+    assert len(LocalStore(store, read_only=True)) > 0

@@ -120,6 +120,7 @@ def doctor(
         print_table(
             ["part", "status", "configured", "result"],
             [[c.part, marks[c.ok], c.detail, c.message] for c in checks],
+            whole=(2, 3),  # a cut failure hides what to do about it
         )
         for check in checks:
             for key, value in check.extra.items():

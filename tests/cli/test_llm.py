@@ -78,3 +78,5 @@ def test_doctor_fails_when_a_part_does_not_answer(
     code, out, err = run(capsys, "doctor", "--no-llm", "--endpoint", "http://127.0.0.1:9/sparql")
     assert code == 1
     assert "FAIL" in out and "doctor: source did not answer" in err
+    assert "…" not in out  # the failure is printed whole, hint and all
+    assert "connection refused" in out and "endpoint is running" in out

@@ -182,11 +182,14 @@ def test_html_error_page(faulty: str) -> None:
         run_bounded(ep)
 
 
-def test_connection_refused_is_retried_then_reported() -> None:
+def test_a_refused_connection_fails_at_once_with_a_hint_that_fits() -> None:
+    """Nothing listens there: no retry can help, and the endpoint is not overloaded."""
     ep, waits = endpoint("http://127.0.0.1:9", "nothing")
-    with pytest.raises(EndpointError, match="cannot connect"):
+    with pytest.raises(EndpointError, match="connection refused") as caught:
         run_bounded(ep)
-    assert len(waits) == 2
+    assert waits == []
+    assert "check the URL and that the endpoint is running" in str(caught.value)
+    assert "overloaded" not in str(caught.value)
 
 
 def test_an_update_is_never_sent(faulty: str) -> None:

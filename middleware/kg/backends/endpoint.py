@@ -246,7 +246,11 @@ class SparqlEndpoint(GraphOperations):
         except urllib.error.URLError as err:
             if isinstance(err.reason, TimeoutError | socket.timeout):
                 raise self._timeout(timeout) from err
+            if isinstance(err.reason, ConnectionRefusedError | socket.gaierror):
+                raise self._unreachable(err.reason) from None
             raise self._retry(f"cannot connect: {err.reason}") from None
+        except ConnectionRefusedError as err:
+            raise self._unreachable(err) from None
         except (ConnectionError, http.client.HTTPException) as err:
             raise self._retry(f"connection dropped: {err!r}") from None
         result = self._parse(body, content_type, client.queryType or "SELECT")
@@ -254,6 +258,18 @@ class SparqlEndpoint(GraphOperations):
         if cap is not None and max(len(result.rows), len(result.triples)) >= cap:
             result.truncated = True  # the server stopped at its cap: there may be more
         return result
+
+    def _unreachable(self, reason: OSError) -> EndpointError:
+        """Nothing listens there, or the host name is unknown: no retry can help."""
+        refused = isinstance(reason, ConnectionRefusedError)
+        return EndpointError(
+            f"endpoint {self.url}: "
+            + ("connection refused" if refused else f"host not found ({reason})"),
+            hint="check the URL and that the endpoint is running"
+            if refused
+            else "check the host name in the URL",
+            endpoint=self.url,
+        )
 
     def _incomplete(self, message: str) -> EndpointTimeout:
         said = message.split("Activity:")[0].strip()

@@ -6,6 +6,7 @@ import click
 
 from middleware.cli.support import echo_json, print_table, settings_for
 from middleware.config.docs import settings_markdown
+from middleware.methods.registry import method_spec
 
 
 @click.command("settings")
@@ -22,6 +23,7 @@ def show_settings(ctx: click.Context, as_json: bool, markdown: bool) -> None:
         click.echo(settings_markdown(), nl=False)
         return
     settings = settings_for(ctx)
+    method_spec(settings.method)  # an unknown method fails here, naming the known ones
     values = settings.as_dict(mask_secrets=True)
     if as_json:
         echo_json({k: {"value": v, "from": settings.source_of(k)} for k, v in values.items()})

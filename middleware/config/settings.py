@@ -17,6 +17,7 @@ time.
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import os
 import tomllib
 from collections.abc import Mapping
@@ -60,8 +61,13 @@ def lookup(key: str, origin: str) -> Setting:
     try:
         return REGISTRY[key]
     except KeyError:
-        known = ", ".join(sorted(REGISTRY))
-        raise ConfigError(f"unknown setting {key!r} in {origin}", hint=f"known: {known}") from None
+        near = difflib.get_close_matches(key, list(REGISTRY), n=3, cutoff=0.6)
+        hint = (
+            f"did you mean {' or '.join(repr(n) for n in near)}?"
+            if near
+            else "`kgmw settings` lists every setting"
+        )
+        raise ConfigError(f"unknown setting {key!r} in {origin}", hint=hint) from None
 
 
 def _read_toml(path: Path) -> dict[str, Any]:

@@ -10,6 +10,7 @@ all of them, its tests included, by being registered here.
 
 from __future__ import annotations
 
+import difflib
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -257,7 +258,9 @@ def method_spec(name: str) -> MethodSpec:
     for spec in SPECS:
         if spec.name == key:
             return spec
-    raise BadRequest(f"unknown method {name!r}", hint=f"known methods: {', '.join(METHODS)}")
+    near = difflib.get_close_matches(key, list(METHODS), n=1, cutoff=0.6)
+    guess = f"did you mean {near[0]!r}? " if near else ""
+    raise BadRequest(f"unknown method {name!r}", hint=f"{guess}known methods: {', '.join(METHODS)}")
 
 
 def build_method(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -15,3 +16,13 @@ def test_settings_command(
     monkeypatch.setenv("KGMW_MAX_HOPS", "3")
     data = json.loads(run(capsys, "settings", "--json")[1])
     assert data["max_hops"] == {"value": 3, "from": "env"}
+
+
+def test_settings_refuses_an_unknown_method(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    config = tmp_path / "kgmw.toml"
+    config.write_text('method = "rokk"\n')
+    code, _, err = run(capsys, "--config", str(config), "settings")
+    assert code != 0
+    assert "unknown method 'rokk'" in err and "did you mean 'rok'?" in err

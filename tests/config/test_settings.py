@@ -44,3 +44,11 @@ def test_bad_values_are_clear(tmp_path: Path) -> None:
 
 def test_every_setting_has_help() -> None:
     assert all(s.help.endswith(".") and s.env_var.startswith("KGMW_") for s in REGISTRY.values())
+
+
+def test_an_unknown_setting_gets_a_did_you_mean(tmp_path: Path) -> None:
+    config = tmp_path / "kgmw.toml"
+    config.write_text('metod = "rok"\n')
+    with pytest.raises(ConfigError, match="unknown setting 'metod'") as caught:
+        Settings.load(config_path=config, env={})
+    assert caught.value.hint == "did you mean 'method'?"

@@ -132,3 +132,20 @@ def test_architecture_draws_every_layer_in_order() -> None:
     ]
     assert [name for name, _ in entries] == list(LAYERS)
     assert all(len(purpose.split()) >= 3 for _, purpose in entries)
+
+
+def test_method_lists_in_the_docs_name_every_registered_method() -> None:
+    """The method lists of cli.md (``--method``) and server.md (``/v1/models``) hold
+    every method of the registry, in its order."""
+    from middleware.methods.registry import METHODS
+
+    cli = (DOCS / "cli.md").read_text(encoding="utf-8")
+    flag = re.search(r"`--method ([a-z+|]+)`", cli)
+    assert flag is not None
+    assert set(flag.group(1).split("|")) == set(METHODS)
+    server = (DOCS / "server.md").read_text(encoding="utf-8")
+    models = re.search(
+        r"\| `GET /v1/models` \| the models: `kgmw` \(default method\), (.*) \|", server
+    )
+    assert models is not None
+    assert re.findall(r"`kgmw-([a-z+]+)`", models.group(1)) == list(METHODS)

@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Any
 
 import click
-from tqdm import tqdm
 
 from middleware.cli.questions import QuestionArgs, question_options
 from middleware.cli.support import (
@@ -22,6 +21,7 @@ from middleware.cli.support import (
     source_options,
 )
 from middleware.config.methods import KSLSettings
+from middleware.support.progress_bar import progress_bar
 from middleware.tuning.dataset import SKIP_REASONS, Counts, InstructionDataset
 from middleware.tuning.rounds import Example
 from middleware.workspace import Workspace
@@ -84,7 +84,7 @@ def ksl_dataset_command(
     examples: list[Example] = []
     started = time.perf_counter()
     total = sum(len(q.items) for q in chosen)
-    with tqdm(
+    with progress_bar(
         total=total, unit="q", disable=not settings.progress, dynamic_ncols=True, mininterval=1.0
     ) as bar:
         for question_set in chosen:

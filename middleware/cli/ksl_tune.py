@@ -5,11 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
-from tqdm import tqdm
 
 from middleware.cli.support import echo_json, settings_for
 from middleware.llm.local import bundled_model_path
 from middleware.support.cache_dir import cache_root
+from middleware.support.progress_bar import progress_bar
 from middleware.tuning.examples import read_examples
 from middleware.tuning.lora import TuneConfig, tune
 
@@ -94,7 +94,7 @@ def ksl_tune_command(
     ).expanduser()
     folder = Path(out)
     folder.mkdir(parents=True, exist_ok=True)
-    with tqdm(
+    with progress_bar(
         total=config.steps,
         unit="step",
         disable=not settings.progress,

@@ -17,13 +17,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tqdm import tqdm
-
 from middleware.errors import LoadError, MiddlewareError
 from middleware.eval.items import EvalItem
 from middleware.eval.scoring import Scorer, base_record, error_record, record_key
 from middleware.llm.ledger import Budget
 from middleware.methods.method import Method
+from middleware.support.progress_bar import progress_bar
 
 RESULTS_FILE = "results.jsonl"
 RUNS_FILE = "runs.jsonl"
@@ -192,7 +191,7 @@ class Evaluator:
         pending = [t for t in tasks if t.key not in done]
         resumed = len(tasks) - len(pending)
         answered = failed = 0
-        with tqdm(
+        with progress_bar(
             total=len(tasks),
             initial=resumed,
             unit="q",

@@ -23,6 +23,7 @@ from middleware.errors import BadRequest, LoadError
 from middleware.kg.backends.rdflib_graph import to_oxigraph
 from middleware.kg.load_guard import DEFAULT_CAPS, LoadCaps, open_guarded, stopped_by
 from middleware.kg.profiles import RDFS_LABEL, DelimitedMapping, Profile
+from middleware.support.progress_bar import progress_bar
 
 RDF_FORMATS: dict[str, ox.RdfFormat] = {
     "nt": ox.RdfFormat.N_TRIPLES,
@@ -58,7 +59,7 @@ _EXTENSIONS = {
 
 def load_bar(progress: bool) -> tqdm[Any]:
     """The progress bar of a load (triples read), shown when ``progress``."""
-    return tqdm(
+    return progress_bar(
         unit=" triples", unit_scale=True, disable=not progress, smoothing=0.1, mininterval=0.5
     )
 

@@ -13,12 +13,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pyoxigraph import NamedNode
-from tqdm import tqdm
 
 from middleware.kg.base import KnowledgeGraph
 from middleware.planning.masking import mask_topic
 from middleware.planning.memory import MemoryEntry, PathMemory, fingerprint
 from middleware.planning.mining import mine
+from middleware.support.progress_bar import progress_bar
 from middleware.text.embeddings.encoders import Encoder
 from middleware.text.linking import EntityLinker
 
@@ -65,7 +65,7 @@ def learn(
     memory.fingerprint = fingerprint(graph)
     todo = [lesson for lesson in lessons if not (same_source and lesson.key in memory.entries)]
     report.skipped = len(lessons) - len(todo)
-    with tqdm(total=len(todo), unit="q", disable=not progress, dynamic_ncols=True) as bar:
+    with progress_bar(total=len(todo), unit="q", disable=not progress, dynamic_ncols=True) as bar:
         for done, lesson in enumerate(todo, start=1):
             _learn_one(graph, memory, lesson, linker, max_hops, report)
             bar.update()

@@ -16,8 +16,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
-from tqdm import tqdm
 
+from middleware.support.progress_bar import progress_bar
 from middleware.support.sqlite_file import SqliteFile
 from middleware.text.embeddings.encoders import Encoder, Vectors
 
@@ -107,7 +107,7 @@ class CachedEncoder:
         self.hits += len(texts) - sum(1 for k in keys if k not in known)
         self.misses += len(missing)
         if missing:
-            bar = tqdm(
+            bar = progress_bar(
                 total=len(missing),
                 desc="encoding",
                 unit="text",

@@ -149,3 +149,24 @@ def test_method_lists_in_the_docs_name_every_registered_method() -> None:
     )
     assert models is not None
     assert re.findall(r"`kgmw-([a-z+]+)`", models.group(1)) == list(METHODS)
+
+
+GRAPH_COMMANDS = ("neighbors", "paths", "link", "query", "describe")
+
+
+def test_readme_graph_commands_on_the_sample_run(capsys: pytest.CaptureFixture[str]) -> None:
+    """The README's first command-line block runs on the bundled sample: its graph
+    commands (the ones needing no model) answer, each with some output."""
+    import shlex
+
+    from middleware.cli import main
+
+    readme = (DOCS.parent / "README.md").read_text(encoding="utf-8")
+    block = readme.split("## On the command line", 1)[1].split("```")[1]
+    lines = [shlex.split(line, comments=True) for line in block.strip().splitlines()]
+    graph = [words[1:] for words in lines if words[0] == "kgmw" and words[1] in GRAPH_COMMANDS]
+    assert len(graph) >= 4
+    for args in graph:
+        code = main(args)
+        out, err = capsys.readouterr()
+        assert code == 0 and out.strip(), (args, err)

@@ -104,7 +104,8 @@ def load(
     if not replace:
         check_profile(Path(store), settings.profile)
     folder_path = Path(store).expanduser()
-    new_folder = not folder_path.exists()  # a failed first load leaves nothing behind
+    new_folder = not folder_path.exists()
+    target: LocalStore | None = None
     try:
         target = LocalStore(
             store,
@@ -113,12 +114,10 @@ def load(
             wait=settings.store_lock_wait,
             caps=LoadCaps.from_settings(settings),
         )
-        try:
-            report = target.load(paths, format=fmt, replace=replace)
-        except BaseException:
+        report = target.load(paths, format=fmt, replace=replace)
+    except BaseException:  # cleanup only: a failed first load leaves nothing behind
+        if target is not None:
             target.close()
-            raise
-    except BaseException:
         if new_folder:
             shutil.rmtree(folder_path, ignore_errors=True)
         raise

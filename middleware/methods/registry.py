@@ -14,7 +14,7 @@ import difflib
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import cast
+from typing import Any, cast
 
 from middleware.config import Settings
 from middleware.config.methods import (
@@ -73,6 +73,11 @@ class MethodParts:
     graph: KnowledgeGraph | None
     encoder: Callable[[], Encoder]
 
+    @property
+    def shared(self) -> dict[str, Any]:
+        """What every method takes from the settings: text settings, answer policy."""
+        return {"text": self.settings, "policy": AnswerPolicy.from_settings(self.settings)}
+
 
 Builder = Callable[[MethodParts], Method]
 
@@ -87,10 +92,6 @@ class MethodSpec:
     collects_evidence: bool = True  # False: the answer's evidence is always empty
 
 
-def _policy(settings: Settings) -> AnswerPolicy:
-    return AnswerPolicy.from_settings(settings)
-
-
 def _plan(parts: MethodParts) -> Plan:
     settings = parts.settings
     return Plan(
@@ -99,8 +100,7 @@ def _plan(parts: MethodParts) -> Plan:
         encoder=parts.encoder(),
         config=settings.table(PlanSettings),
         cache_dir=settings.cache_dir,
-        text=settings,
-        policy=_policy(settings),
+        **parts.shared,
     )
 
 
@@ -114,14 +114,12 @@ def _ksl_config(settings: Settings) -> KSLSettings:
 
 
 def _ksl(parts: MethodParts) -> Method:
-    settings = parts.settings
     return KnowledgeSolver(
         parts.llm,
         parts.graph,
         encoder=parts.encoder(),
-        config=_ksl_config(settings),
-        text=settings,
-        policy=_policy(settings),
+        config=_ksl_config(parts.settings),
+        **parts.shared,
     )
 
 
@@ -144,13 +142,7 @@ SPECS: tuple[MethodSpec, ...] = (
     MethodSpec(
         "rok",
         "RoK: key entities, PageRank-ranked paths, one neighbour filter; 3-4 LLM calls",
-        lambda p: RoK(
-            p.llm,
-            p.graph,
-            config=p.settings.table(RoKSettings),
-            text=p.settings,
-            policy=_policy(p.settings),
-        ),
+        lambda p: RoK(p.llm, p.graph, config=p.settings.table(RoKSettings), **p.shared),
         RoKSettings,
         multi_source=False,
     ),
@@ -162,8 +154,7 @@ SPECS: tuple[MethodSpec, ...] = (
             p.graph,
             encoder=p.encoder(),
             config=p.settings.table(PseudoGraphSettings),
-            text=p.settings,
-            policy=_policy(p.settings),
+            **p.shared,
         ),
         PseudoGraphSettings,
     ),
@@ -171,12 +162,7 @@ SPECS: tuple[MethodSpec, ...] = (
         "qsm",
         "QSM baseline: the question matched against its entities' neighbour triples; 1 LLM call",
         lambda p: QSM(
-            p.llm,
-            p.graph,
-            encoder=p.encoder(),
-            config=p.settings.table(QSMSettings),
-            text=p.settings,
-            policy=_policy(p.settings),
+            p.llm, p.graph, encoder=p.encoder(), config=p.settings.table(QSMSettings), **p.shared
         ),
         QSMSettings,
     ),
@@ -202,37 +188,25 @@ SPECS: tuple[MethodSpec, ...] = (
     MethodSpec(
         "reach",
         "Reach baseline (multiple choice): a seeded random choice among those a short path joins to the question; 0 LLM calls",
-        lambda p: Reachable(
-            p.llm,
-            p.graph,
-            config=p.settings.table(ReachSettings),
-            text=p.settings,
-            policy=_policy(p.settings),
-        ),
+        lambda p: Reachable(p.llm, p.graph, config=p.settings.table(ReachSettings), **p.shared),
         ReachSettings,
     ),
     MethodSpec(
         "io",
         "IO baseline: the question alone; 1 LLM call",
-        lambda p: IO(p.llm, p.graph, text=p.settings, policy=_policy(p.settings)),
+        lambda p: IO(p.llm, p.graph, **p.shared),
         collects_evidence=False,
     ),
     MethodSpec(
         "cot",
         "CoT baseline: step-by-step reasoning, then the answer; 1 LLM call",
-        lambda p: CoT(p.llm, p.graph, text=p.settings, policy=_policy(p.settings)),
+        lambda p: CoT(p.llm, p.graph, **p.shared),
         collects_evidence=False,
     ),
     MethodSpec(
         "sc",
         "Self-consistency baseline: k sampled CoT answers (seeded), majority vote; k LLM calls (sc_samples), one more only to pick a choice none named",
-        lambda p: SelfConsistency(
-            p.llm,
-            p.graph,
-            config=p.settings.table(SCSettings),
-            text=p.settings,
-            policy=_policy(p.settings),
-        ),
+        lambda p: SelfConsistency(p.llm, p.graph, config=p.settings.table(SCSettings), **p.shared),
         SCSettings,
         collects_evidence=False,
     ),

@@ -27,9 +27,15 @@ from middleware.workspace import Workspace
 
 
 def print_answer(
-    answer: Answer, graphs: Sequence[KnowledgeGraph], *, literal_max_chars: int = 80
+    answer: Answer,
+    graphs: Sequence[KnowledgeGraph],
+    *,
+    literal_max_chars: int = 80,
+    show_guess: bool = False,
 ) -> None:
-    """The answer, its evidence one path per line, the entities, warnings and usage."""
+    """The answer (or that the graph does not hold it, and with ``show_guess`` the
+    withheld guess), what supports it, its evidence one path per line, the entities,
+    warnings and usage."""
     verbalizers = {g.name: Verbalizer(g, literal_max_chars=literal_max_chars) for g in graphs}
     names = ", ".join(verbalizers)
     several = len(verbalizers) > 1
@@ -40,7 +46,25 @@ def print_answer(
     def tag(source: str | None) -> str:
         return f"  [{source}]" if several and source else ""
 
-    click.echo(answer.answer or "(no answer)")
+    if answer.found:
+        click.echo(answer.answer or "(no answer)")
+        click.echo(
+            f"confidence {answer.confidence:g}"
+            + ("" if answer.grounded else " · not grounded in the graph")
+        )
+    else:
+        click.echo("The graph does not hold the answer.")
+        guess = answer.guess
+        if guess is not None and show_guess:
+            click.echo(f"Best guess: {guess.answer} (confidence {guess.confidence:g}; {guess.why})")
+        elif guess is not None:
+            click.echo("(--guess shows what the method would have answered)")
+    if answer.support:
+        click.echo("")
+        click.echo("Supported by:")
+        for chain in answer.support:
+            weak = f"  (weak link: {chain.weak})" if chain.weak else ""
+            click.echo(f"  {chain.text}{weak}")
     if answer.evidence.paths:
         click.echo("")
         click.echo(f"Evidence paths ({names}):")
@@ -89,6 +113,13 @@ def print_answer(
 @click.option("--choice", "choices", multiple=True, help="A possible answer (repeat for each).")
 @click.option("--rdf", "as_rdf", is_flag=True, help="Print the answer as RDF Turtle (PROV-O).")
 @click.option(
+    "--guess",
+    "show_guess",
+    is_flag=True,
+    help="When the graph does not hold the answer, also print the method's withheld best "
+    "guess and its confidence (JSON always has it under guess).",
+)
+@click.option(
     "--max-calls",
     type=click.IntRange(min=1),
     metavar="N",
@@ -111,6 +142,7 @@ def ask(
     source_names: tuple[str, ...],
     choices: tuple[str, ...],
     as_rdf: bool,
+    show_guess: bool,
     max_calls: int | None,
     show_progress: bool | None,
     source: SourceArgs,
@@ -142,4 +174,6 @@ def ask(
     elif as_rdf:
         click.echo(answer_turtle(answer))
     else:
-        print_answer(answer, graphs, literal_max_chars=settings.literal_max_chars)
+        print_answer(
+            answer, graphs, literal_max_chars=settings.literal_max_chars, show_guess=show_guess
+        )

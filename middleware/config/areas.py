@@ -220,16 +220,25 @@ class AnswerSettings:
         200_000, "Most LLM tokens (prompt plus completion) one request may spend.", minimum=1
     )
     answer_graph_only: bool = setting(
-        False,
-        "Answer only from the graph: when no answer entity is in the evidence, say the "
-        "answer was not found in the graph instead of guessing.",
+        True,
+        "Answer only from the graph: when no evidence joins an entity the question names "
+        "to the answer, say the graph does not hold the answer (the withheld answer is "
+        "kept as the guess). false: give it anyway, marked not grounded.",
     )
     answer_min_confidence: float = setting(
-        0.0,
-        "Answers whose confidence is below this are replaced by 'not found in the graph' "
-        "(0.5 keeps only answers whose entity is in the evidence).",
+        0.5,
+        "Answers whose confidence is below this are withheld as 'not in the graph' (kept "
+        "as the guess). 0.5 withholds answers whose question entity links only weakly "
+        "(fuzzily, or through part of a longer name).",
         minimum=0.0,
         maximum=1.0,
+    )
+    answer_support_hops: int = setting(
+        3,
+        "Longest chain of evidence facts (RoK, QSM, PG) that may join a question entity "
+        "to the answer and so support it.",
+        minimum=1,
+        maximum=6,
     )
     allow_ungrounded: bool = setting(
         False,

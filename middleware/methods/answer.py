@@ -53,6 +53,40 @@ class EvidenceTriple:
     role: str = "fact"
 
 
+@dataclass(frozen=True)
+class QuestionEntity:
+    """An entity the question names, with the words naming it and how they linked;
+    ``weak`` says why the link is weak (fuzzy, or part of a longer name), or is None."""
+
+    iri: str
+    label: str | None
+    span: str
+    match: str
+    source: str | None
+    weak: str | None = None
+
+
+@dataclass(frozen=True)
+class Support:
+    """Evidence triples that join a question entity to an answer entity, in order."""
+
+    start: str  # the question entity's IRI
+    answer: str  # the answer entity's IRI
+    triples: tuple[Triple, ...]
+    text: str
+    weak: str | None = None  # the start's link is weak: why
+
+
+@dataclass(frozen=True)
+class Guess:
+    """An answer the policy withheld: what the method would have said, and why not."""
+
+    answer: str
+    confidence: float
+    entities: list[AnswerEntity]
+    why: str
+
+
 @dataclass
 class Evidence:
     paths: list[EvidencePath] = field(default_factory=list)
@@ -142,9 +176,11 @@ class Usage(_Readable):
 class Answer:
     """A method's answer with its evidence, the record of its steps, and its usage.
 
-    ``grounded`` is true only when an answer entity appears in the evidence;
-    ``confidence`` (0-1) says how well the graph backs the answer (see
-    ``methods/steps.py``).
+    ``grounded`` is true only when the evidence joins an entity the question names to
+    an answer entity (``support`` holds those chains); ``confidence`` (0-1) says how
+    well the graph backs the answer (see ``methods/steps.py``). ``found`` is false when
+    no answer is given: the answer is ``NOT_FOUND`` and the withheld one, if any, is
+    the ``guess``.
     """
 
     question: str
@@ -160,3 +196,6 @@ class Answer:
     warnings: list[str] = field(default_factory=list)
     choices: list[str] | None = None
     sources: list[str] = field(default_factory=list)
+    support: list[Support] = field(default_factory=list)
+    found: bool = True
+    guess: Guess | None = None

@@ -64,6 +64,7 @@ class ModelOnlyBaseline(MethodBase):
     the answer is linked to the graphs afterwards, never grounded in evidence."""
 
     name = "baseline"
+    graph_method = False
 
     def answer(self, run: Run) -> Answer:
         text = self._answer_text(run)
@@ -89,8 +90,6 @@ class CoT(ModelOnlyBaseline):
     name = "cot"
 
     def _answer_text(self, run: Run) -> str:
-        if run.policy.graph_only:  # no evidence is ever gathered: say so, spend nothing
-            return final_answer(run, [], Evidence())
         with run.step("reason") as step:
             reply = run.complete(step, render("cot_answer", question=cot_question(run))).text
             answer = answer_after_marker(reply)

@@ -33,6 +33,8 @@ from typing import Any
 from pyoxigraph import NamedNode
 
 from middleware.kg.base import Entity, KnowledgeGraph, Triple
+from middleware.methods.answer import Step
+from middleware.methods.run import Run
 from middleware.text.embeddings.encoders import Vectors
 from middleware.text.embeddings.index import DEFAULT_FAISS_THRESHOLD, VectorIndex
 from middleware.text.linking import EntityLinker
@@ -99,6 +101,20 @@ def link_question(linker: EntityLinker, question: str) -> list[LinkedName]:
     for span, entity in linker.spans(question):
         found.setdefault(entity.iri, LinkedName(span, entity, "question"))
     return list(found.values())
+
+
+def ask_names(run: Run, names: Iterable[LinkedName], source: str, step: Step | None) -> None:
+    """Record the names linked from the question's own words as the question's entities."""
+    for name in names:
+        if name.origin == "question":
+            run.ask(
+                name.entity.iri.value,
+                span=name.name,
+                match=name.entity.match or "",
+                label=name.entity.label,
+                source=source,
+                step=step,
+            )
 
 
 def neighbourhood(

@@ -26,6 +26,13 @@ def _linking(graphs: Sequence[KnowledgeGraph]) -> list[KnowledgeGraph]:
     return [g for g in graphs if g.profile.same_as is not None and g.capabilities.templates]
 
 
+def ask_same_as(run: Run, extra: dict[str, list[NamedNode]]) -> None:
+    """Another source's counterparts of the question's entities are question entities too."""
+    for source, iris in extra.items():
+        for iri in iris:
+            run.ask(iri.value, span="", match="same-as", source=source)
+
+
 def cross_link(
     run: Run, graphs: Sequence[KnowledgeGraph], entities: dict[str, list[NamedNode]]
 ) -> dict[str, list[NamedNode]]:

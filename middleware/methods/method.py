@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Protocol
 
 from middleware.config.areas import TextSettings
@@ -30,6 +31,7 @@ class Method(Protocol):
     """A question-answering method over zero or more graphs."""
 
     name: str
+    graph_method: bool  # False: a baseline, whose answers never come from evidence
 
     def run(
         self,
@@ -52,6 +54,9 @@ class MethodBase(ABC):
 
     name = "method"
     multi_source = True  # False: the method works inside one graph only
+    # False (baselines): answers never come from evidence, so ``answer_graph_only``
+    # does not apply to them
+    graph_method = True
 
     def __init__(
         self,
@@ -102,7 +107,7 @@ class MethodBase(ABC):
             graphs=graphs,
             budget=budget,
             choices=options,
-            policy=self.policy,
+            policy=self.policy if self.graph_method else replace(self.policy, graph_only=False),
             listener=listener,
         )
         names = ",".join(g.name for g in graphs)
@@ -128,6 +133,7 @@ class MethodBase(ABC):
                 f"every source failed ({names}; {type(err).__name__}: {err}); "
                 "answered without evidence because allow_ungrounded is on"
             )
+            run.policy = replace(run.policy, graph_only=False)  # the caller asked for this
             answer = final_answer(run, [], Evidence())
             return finish(run, answer, entities=[], evidence=Evidence(), grounding="none")
 

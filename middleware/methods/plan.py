@@ -32,7 +32,7 @@ from middleware.llm.base import LLM
 from middleware.llm.prompt_templates import render
 from middleware.methods.answer import Answer, Evidence, EvidencePath
 from middleware.methods.method import MethodBase
-from middleware.methods.plan_answers import answer_across, answer_from_plan
+from middleware.methods.plan_answers import answer_across, answer_from_plan, ask_topics
 from middleware.methods.run import Run
 from middleware.methods.steps import Candidates, final_answer, finish, ground
 from middleware.planning.memory import memory_location, open_memory
@@ -88,6 +88,7 @@ class Plan(MethodBase):
         with run.step("plan") as step:
             planning = planner.plan(run.question)
             step.parsed = planning.to_dict()
+            ask_topics(run, planning, run.graphs[0].name, step)
             step.notes += planning.notes
             if not planning.plans:
                 run.warn(f"no planner evidence: {'; '.join(planning.notes)}", step)
@@ -143,6 +144,7 @@ class Plan(MethodBase):
             entities=entities,
             evidence=evidence,
             grounding="paths" if evidence else "none",
+            rule="walks",
         )
 
 

@@ -18,7 +18,7 @@ from pyoxigraph import NamedNode
 
 from middleware.config.methods import PlanSettings
 from middleware.kg.base import KnowledgeGraph
-from middleware.methods.answer import Answer, AnswerEntity, Evidence
+from middleware.methods.answer import Answer, AnswerEntity, Evidence, Step
 from middleware.methods.fan_out import fan_out
 from middleware.methods.links import merge_entities
 from middleware.methods.run import Run
@@ -36,6 +36,13 @@ class Planners(Protocol):
     def planner(self, graph: KnowledgeGraph) -> tuple[Planner, list[str]]: ...
 
     def linker(self, graph: KnowledgeGraph) -> EntityLinker: ...
+
+
+def ask_topics(run: Run, planning: Planning, source: str, step: Step | None = None) -> None:
+    """The planner's topics are the entities the question names: record them on ``run``."""
+    candidates = [*planning.considered, *(p.candidate for p in planning.plans)]
+    for candidate in candidates:
+        run.ask(candidate.topic.value, span=candidate.span, match="span", source=source, step=step)
 
 
 def answer_across(
@@ -56,6 +63,7 @@ def answer_across(
             run.warn(f"{failure}; planned in the other sources", step)
         for graph, planning in planned.results:
             step.notes += [f"{graph.name}: {note}" for note in planning.notes]
+            ask_topics(run, planning, graph.name, step)
     paths = []
     for graph, planning in planned.results:
         paths += plan_evidence(planning, method.planner(graph)[0].verbalizer).paths
@@ -81,7 +89,12 @@ def answer_across(
         candidates.append(Candidates(graph, method.linker(graph), nodes, planner.verbalizer))
     entities = merge_entities(run, [g for g, _ in planned.results], ground(run, text, candidates))
     return finish(
-        run, text, entities=entities, evidence=evidence, grounding="paths" if evidence else "none"
+        run,
+        text,
+        entities=entities,
+        evidence=evidence,
+        grounding="paths" if evidence else "none",
+        rule="walks",
     )
 
 
@@ -110,4 +123,5 @@ def answer_from_plan(
         evidence=evidence,
         grounding="paths",
         support=planning.confidence,
+        rule="walks",
     )

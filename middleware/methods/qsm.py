@@ -26,12 +26,13 @@ from middleware.methods.answer import Answer, Evidence, EvidenceTriple
 from middleware.methods.collect import (
     BaseTriple,
     LinkedName,
+    ask_names,
     link_question,
     neighbourhood,
     top_matches,
 )
 from middleware.methods.fan_out import fan_out
-from middleware.methods.links import cross_link, merge_entities
+from middleware.methods.links import ask_same_as, cross_link, merge_entities
 from middleware.methods.method import MethodBase
 from middleware.methods.run import Run
 from middleware.methods.steps import Candidates, final_answer, finish, ground
@@ -72,6 +73,8 @@ class QSM(MethodBase):
             step.parsed = {
                 g.name: {"linked": [n.to_dict() for n in names]} for g, names in linked.results
             }
+            for graph, names in linked.results:
+                ask_names(run, names, graph.name, step)
             for failure in linked.failures:
                 run.warn(f"{failure}; answered from the other sources", step)
 
@@ -80,6 +83,7 @@ class QSM(MethodBase):
             [g for g, _ in linked.results],
             {g.name: [n.entity.iri for n in names] for g, names in linked.results},
         )
+        ask_same_as(run, extra)
 
         def gather(graph: KnowledgeGraph) -> list[BaseTriple]:
             names = next(n for g, n in linked.results if g is graph)

@@ -48,6 +48,9 @@ def link_entities(run: Run, linker_for: Callable[[KnowledgeGraph], EntityLinker]
     with run.step("link") as step:
         done = fan_out(run.graphs, one)
         linked = [found for _, found in done.results]
+        for item in linked:
+            for iri, span in item.spans.items():
+                run.ask(iri.value, span=span, match="span", source=item.graph.name, step=step)
         for failure in done.failures:
             run.warn(f"{failure}; answered from the other sources", step)
         step.parsed = {

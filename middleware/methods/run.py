@@ -29,21 +29,24 @@ from middleware.llm.base import LLM, Choice, Completion, Message
 from middleware.llm.ledger import Budget, Ledger, LLMCall
 from middleware.llm.prompt_templates import Prompt, flatten
 from middleware.llm.session import LLMSession
-from middleware.methods.answer import Evidence, Step, StepUsage, Usage
+from middleware.methods.answer import Evidence, QuestionEntity, Step, StepUsage, Usage
 from middleware.methods.progress import StepEvent, StepListener
 from middleware.support.tracing import span
+from middleware.text.link_strength import weak_link
 
 MAX_QUESTION_CHARS = 2000
 MAX_CHOICES = 50
+_DEFAULTS = AnswerSettings()
 
 
 @dataclass(frozen=True)
 class AnswerPolicy:
     """What the shared final stage may answer (from the ``answer_*`` settings)."""
 
-    graph_only: bool = False  # no answer entity in the evidence: say not found
-    min_confidence: float = 0.0  # below it: say not found
+    graph_only: bool = _DEFAULTS.answer_graph_only  # unsupported: say not found
+    min_confidence: float = _DEFAULTS.answer_min_confidence  # below it: say not found
     allow_ungrounded: bool = False  # every source failed: answer without evidence
+    support_hops: int = _DEFAULTS.answer_support_hops  # longest chain that supports
 
     @classmethod
     def from_settings(cls, settings: AnswerSettings) -> AnswerPolicy:
@@ -51,6 +54,7 @@ class AnswerPolicy:
             graph_only=settings.answer_graph_only,
             min_confidence=settings.answer_min_confidence,
             allow_ungrounded=settings.allow_ungrounded,
+            support_hops=settings.answer_support_hops,
         )
 
 
@@ -133,6 +137,7 @@ class Run:
         self._open: list[int] = []  # indices of the steps now running, innermost last
         self._started = time.perf_counter()
         self._queries_at_start = _query_count(self.graphs)
+        self.asked: dict[str, QuestionEntity] = {}  # entities the question names, by IRI
 
     @contextmanager
     def step(self, name: str) -> Iterator[Step]:
@@ -211,6 +216,28 @@ class Run:
         choice = self.session.choose(step.name, prompt, options, temperature=temperature, seed=seed)
         step.raw = choice.completion.text
         return choice
+
+    def ask(
+        self,
+        iri: str,
+        *,
+        span: str,
+        match: str,
+        label: str | None = None,
+        source: str | None = None,
+        step: Step | None = None,
+    ) -> QuestionEntity:
+        """Record an entity the question names (the start of any support for the
+        answer); a weak link (fuzzy, or part of a longer name) is noted on ``step``."""
+        known = self.asked.get(iri)
+        weak = weak_link(self.question, span, match) if span else None
+        if known is not None and (known.weak is None or weak is not None):
+            return known
+        entity = QuestionEntity(iri, label, span, match, source, weak)
+        self.asked[iri] = entity
+        if weak is not None and step is not None:
+            step.notes.append(f"weak link to {label or iri}: {weak}")
+        return entity
 
     def warn(self, message: str, step: Step | None = None) -> None:
         """A degradation the user must see: in ``warnings`` and in the step's notes."""

@@ -8,8 +8,8 @@ going to the earliest sample, and it is shown as that sample wrote it. With choi
 each sample's answer is matched to a choice and the vote is among choices; when no
 sample names one, one constrained call over the reasonings (step ``answer``) picks.
 Step ``vote`` keeps every sample's answer and the counts. As with CoT the evidence stays
-empty and the answer is grounded to the graph by label; under ``answer_graph_only``
-nothing is spent.
+empty and the answer is linked to the graph by label; ``answer_graph_only`` does not
+apply to a baseline.
 
 The k calls are checked against the call budget before the first is made, so a budget
 too small for them fails at once (``BudgetExceeded``) instead of after spending it.
@@ -126,8 +126,6 @@ class SelfConsistency(ModelOnlyBaseline):
         self.config = config or SCSettings()
 
     def _answer_text(self, run: Run) -> str:
-        if run.policy.graph_only:  # no evidence is ever gathered: say so, spend nothing
-            return final_answer(run, [], Evidence())
         self._check_budget(run)
         samples = [self._sample(run, i) for i in range(self.config.samples)]
         return self._vote(run, samples)

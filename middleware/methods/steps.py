@@ -5,19 +5,27 @@
   prior planned evidence: ``+plan`` methods); skipped, saying so, when the policy wants graph-only
   answers and there is no evidence.
 - ``ground``: the graph entities the answer names, per source.
-- ``finish``: the grounding rule (an answer is grounded only when one of its entities
-  is in the evidence), the confidence, and the policy (``answer_graph_only``,
-  ``answer_min_confidence``) that replaces an unsupported answer by "not found".
+- ``finish``: the support rule (an answer is grounded only when the evidence joins an
+  entity the question names to an answer entity: ``methods/support.py``), the
+  confidence, and the policy (``answer_graph_only``, ``answer_min_confidence``) that
+  withholds an unsupported or unsure answer as "not in the graph", kept as the guess.
 
-Confidence (0-1) is a rule, not a calibrated probability: an empty answer scores 0;
-an answer with no evidence at all 0.1; evidence that does not hold the answer 0.2; an
-answer whose entity is in the evidence 0.5 + 0.5 × support, where support is the
-method's own score when it has one (a planner's vote share) and otherwise 1 / r for
-the r-th evidence item (paths first, then triples) that holds an answer entity.
+Confidence (0-1): an empty answer scores 0; an unsupported answer 0.1 with no evidence
+at all, else 0.2; a supported answer 0.5 + 0.5 × share, where share is the method's own
+score when it has one (a planner's vote share) and otherwise 1 / r for the r-th
+evidence item (paths first, then triples) that holds a supported answer entity. When
+every supporting chain starts at a weakly linked question entity (fuzzy, or part of a
+longer name), the confidence is multiplied by ``WEAK_LINK_FACTOR``.
 
 >>> from middleware.llm.scripted import ScriptedLLM
->>> from middleware.methods.run import Run
+>>> from middleware.methods.run import AnswerPolicy, Run
 >>> run = Run("Who directed Heat?", "demo", ScriptedLLM(default="Michael Mann"))
+>>> text = final_answer(run, ["Heat | directed by | Michael Mann"], Evidence())
+>>> answer = finish(run, text, entities=[], evidence=Evidence(), grounding="none")
+>>> answer.answer == NOT_FOUND, answer.found, answer.guess, run.usage().llm_calls
+(True, False, None, 0)
+>>> lenient = AnswerPolicy(graph_only=False)
+>>> run = Run("Who directed Heat?", "demo", ScriptedLLM(default="Michael Mann"), policy=lenient)
 >>> text = final_answer(run, ["Heat | directed by | Michael Mann"], Evidence())
 >>> answer = finish(run, text, entities=[], evidence=Evidence(), grounding="none")
 >>> answer.answer, answer.grounded, answer.confidence
@@ -42,12 +50,17 @@ from middleware.methods.answer import (
     AnswerEntity,
     Evidence,
     Grounding,
+    Guess,
+    Support,
 )
 from middleware.methods.grounding import ground_answer
 from middleware.methods.run import PriorEvidence, Run
+from middleware.methods.support import SupportRule, find_support, weakest
 from middleware.text.folding import fold
 from middleware.text.linking import EntityLinker
 from middleware.text.verbalize import Verbalizer
+
+WEAK_LINK_FACTOR = 0.4  # a weakly linked question entity: confidence times this
 
 
 def clean_answer(text: str) -> str:
@@ -176,26 +189,28 @@ def merged(first: Evidence, then: Evidence) -> Evidence:
     return Evidence(paths=paths, triples=triples)
 
 
-def _support_rank(entities: Sequence[AnswerEntity], evidence: Evidence) -> int | None:
-    """1-based position of the first evidence item holding an answer entity."""
-    wanted = {e.iri for e in entities}
+def _support_rank(answers: set[str], evidence: Evidence) -> int | None:
+    """1-based position of the first evidence item holding a supported answer entity."""
     for rank, nodes in enumerate(evidence.items(), start=1):
-        if any(isinstance(n, NamedNode) and n.value in wanted for n in nodes):
+        if any(isinstance(n, NamedNode) and n.value in answers for n in nodes):
             return rank
     return None
 
 
 def confidence(
-    text: str, entities: Sequence[AnswerEntity], evidence: Evidence, support: float | None
+    text: str, evidence: Evidence, support: Sequence[Support], score: float | None
 ) -> float:
     """How well the graph backs the answer (see the module docstring)."""
     if not text or text == NOT_FOUND:
         return 0.0
-    rank = _support_rank(entities, evidence)
-    if rank is None:
+    if not support:
         return 0.2 if evidence else 0.1
-    share = support if support is not None else 1.0 / rank
-    return round(0.5 + 0.5 * min(max(share, 0.0), 1.0), 4)
+    rank = _support_rank({s.answer for s in support}, evidence) or 1
+    share = score if score is not None else 1.0 / rank
+    value = 0.5 + 0.5 * min(max(share, 0.0), 1.0)
+    if weakest(support) is not None:
+        value *= WEAK_LINK_FACTOR
+    return round(value, 4)
 
 
 def finish(
@@ -207,25 +222,35 @@ def finish(
     grounding: Grounding,
     support: float | None = None,
     prior: PriorEvidence | None = None,
+    rule: SupportRule = "facts",
 ) -> Answer:
-    """The Answer: grounded only when an answer entity is in the evidence (``prior``'s
-    first); an answer the policy will not give is replaced by ``NOT_FOUND``, with a
+    """The Answer: grounded only when the evidence (``prior``'s first) joins an entity
+    the question names (``run.asked``) to an answer entity by ``rule``; an answer the
+    policy will not give is replaced by ``NOT_FOUND`` and kept as the guess, with a
     warning."""
     if prior is not None:
         evidence = merged(prior.evidence, evidence)
     kept = list(entities)
-    grounded = _support_rank(kept, evidence) is not None
-    score = confidence(text, kept, evidence, support)
     policy = run.policy
-    if text and text != NOT_FOUND:
+    chains = find_support(
+        evidence, run.asked, [e.iri for e in kept], rule=rule, max_hops=policy.support_hops
+    )
+    score = confidence(text, evidence, chains, support)
+    given = bool(text) and text != NOT_FOUND
+    weak = weakest(chains)
+    if given and weak is not None:
+        run.warn(f"the question's entity is linked only weakly ({weak}); confidence lowered")
+    guess: Guess | None = None
+    if given and policy.graph_only and grounding != "not-applicable":
         why = None
-        if policy.graph_only and not grounded:
-            why = "no answer entity is in the evidence"
+        if not chains:
+            why = "no evidence joins an entity the question names to the answer"
         elif score < policy.min_confidence:
             why = f"its confidence {score:g} is below {policy.min_confidence:g}"
         if why is not None:
             run.warn(f"the answer {text!r} was withheld: {why}")
-            text, kept, score = NOT_FOUND, [], 0.0
+            guess = Guess(text, score, kept, why)
+            text, kept, chains, given = NOT_FOUND, [], [], False
     return Answer(
         question=run.question,
         answer=text,
@@ -235,9 +260,12 @@ def finish(
         steps=list(run.steps),
         usage=run.usage(),
         grounding=grounding,
-        grounded=grounded and text != NOT_FOUND,
-        confidence=score,
+        grounded=bool(chains),
+        confidence=score if given else 0.0,
         warnings=list(run.warnings),
         choices=run.choices,
         sources=[g.name for g in run.graphs],
+        support=chains,
+        found=given,
+        guess=guess,
     )

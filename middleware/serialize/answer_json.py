@@ -16,8 +16,10 @@ from middleware.methods.answer import (
     Evidence,
     EvidencePath,
     EvidenceTriple,
+    Guess,
     Step,
     StepUsage,
+    Support,
     Usage,
 )
 from middleware.serialize.graph_json import path_json, triple_json
@@ -88,13 +90,38 @@ def usage_dict(usage: Usage) -> dict[str, Any]:
     }
 
 
+def support_dict(chain: Support) -> dict[str, Any]:
+    return {
+        "from": chain.start,
+        "to": chain.answer,
+        "text": chain.text,
+        "triples": [triple_json(t) for t in chain.triples],
+        "weak_link": chain.weak,
+    }
+
+
+def guess_dict(guess: Guess | None) -> dict[str, Any] | None:
+    if guess is None:
+        return None
+    return {
+        "answer": guess.answer,
+        "confidence": guess.confidence,
+        "entities": [entity_dict(e) for e in guess.entities],
+        "why": guess.why,
+    }
+
+
 def answer_dict(answer: Answer) -> dict[str, Any]:
-    """The whole answer as a JSON-ready dict."""
+    """The whole answer as a JSON-ready dict; ``answer`` is null when the graph does not
+    hold it (``found`` false; a withheld answer is the ``guess``)."""
     return {
         "question": answer.question,
-        "answer": answer.answer,
+        "answer": answer.answer if answer.found else None,
+        "found": answer.found,
+        "guess": guess_dict(answer.guess),
         "method": answer.method,
         "grounded": answer.grounded,
+        "support": [support_dict(c) for c in answer.support],
         "grounding": answer.grounding,
         "confidence": answer.confidence,
         "entities": [entity_dict(e) for e in answer.entities],

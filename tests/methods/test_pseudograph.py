@@ -137,8 +137,9 @@ def test_verification_prompt_lists_the_ground_graph_best_entity_first(films: Loc
 def test_threshold_can_empty_the_ground_graph_as_published(films: LocalStore) -> None:
     llm = script()
     answer = method(llm, films, threshold=0.999, min_ground=0).run("Who directed Heat?")
-    assert answer.grounding == "none"
-    assert answer.usage["llm_calls"] == 2  # nothing to verify against: no verification call
+    assert answer.grounding == "none" and not answer.found
+    # nothing to verify against: no verification call; no evidence: no answer call either
+    assert answer.usage["llm_calls"] == 1
     assert any("similarity threshold" in w for w in answer.warnings)
     assert not answer.evidence.triples
 

@@ -11,7 +11,9 @@ from middleware.kg.backends.endpoint import SparqlEndpoint
 from middleware.kg.backends.local import LocalStore
 from middleware.llm.ledger import Budget
 from middleware.llm.scripted import ScriptedLLM
+from middleware.methods.answer import NOT_FOUND
 from middleware.methods.rok import RoK, RoKConfig, order_key_entities, parse_entity_list
+from middleware.methods.run import AnswerPolicy
 from middleware.text.linking import EntityLinker
 
 KB = """\
@@ -200,8 +202,11 @@ def test_unconnected_key_entities_fall_back_with_a_warning(kg: LocalStore) -> No
 
 def test_nothing_linked_gives_an_ungrounded_answer_in_three_calls(kg: LocalStore) -> None:
     llm = scripted("Atlantis; Poseidon", answer="Poseidon")
-    answer = RoK(llm, kg).run("Who rules atlantis?")
-    assert kinds(llm) == ["expand", "extract", "answer"]
+    answer = RoK(llm, kg).run("Who rules atlantis?")  # graph only: no evidence, no answer call
+    assert kinds(llm) == ["expand", "extract"] and answer.answer == NOT_FOUND
+    llm = scripted("Atlantis; Poseidon", answer="Poseidon")
+    answer = RoK(llm, kg, policy=AnswerPolicy(graph_only=False)).run("Who rules atlantis?")
+    assert kinds(llm) == ["expand", "extract", "answer"] and answer.answer == "Poseidon"
     assert answer.grounding == "none" and not answer.grounded
     assert any("no key entity linked" in w for w in answer.warnings)
     assert "(nothing found)" in llm.calls[-1].prompt

@@ -136,11 +136,13 @@ def test_when_no_sample_names_a_choice_one_constrained_call_picks() -> None:
     assert answer.steps[2].parsed["votes"] == {} and answer.steps[2].notes
 
 
-def test_graph_only_spends_nothing(kg: LocalStore) -> None:
-    llm = sampler("Michael Mann")
-    method = build_method("sc", quick_settings(answer_graph_only=True), llm, kg)
+def test_graph_only_does_not_apply_to_a_baseline(kg: LocalStore) -> None:
+    llm = sampler(*["Michael Mann"] * 5)
+    settings = quick_settings(answer_graph_only=True, sc_samples=3)
+    method = build_method("sc", settings, llm, kg)
     answer = method.run("Who directed Heat?")
-    assert answer.answer == NOT_FOUND and llm.calls == [] and answer.warnings
+    assert answer.answer == "Michael Mann" and answer.found and not answer.grounded
+    assert answer.answer != NOT_FOUND and llm.calls
 
 
 def test_a_budget_too_small_for_the_samples_fails_before_any_call() -> None:

@@ -190,7 +190,9 @@ class KnowledgeSolver(MethodBase):
             return self.open_answer(run, item, walk, walked, verbalizer, guide)
         nodes = [n for n in walk.nodes if isinstance(n, NamedNode)]
         entities = ground(run, text, [Candidates(item.graph, item.linker, nodes, verbalizer)])
-        return finish(run, text, entities=entities, evidence=evidence, grounding="paths")
+        return finish(
+            run, text, entities=entities, evidence=evidence, grounding="paths", rule="walks"
+        )
 
     def open_answer(
         self,
@@ -229,7 +231,12 @@ class KnowledgeSolver(MethodBase):
             text = final_answer(run, [walked.text], Evidence(paths=[walked]), answers=options)
         if text not in names:  # graph-only policy said not found
             return finish(
-                run, text, entities=[], evidence=Evidence(paths=[walked]), grounding="paths"
+                run,
+                text,
+                entities=[],
+                evidence=Evidence(paths=[walked]),
+                grounding="paths",
+                rule="walks",
             )
         depth = len(names) - names[::-1].index(text)  # the last visit of that name
         chosen = walk.nodes[depth]
@@ -258,4 +265,6 @@ class KnowledgeSolver(MethodBase):
             if isinstance(n, NamedNode)
         ]
         text = ", ".join(dict.fromkeys(verbalizer.name(n) for n in reached))
-        return finish(run, text, entities=entities, evidence=evidence, grounding="paths")
+        return finish(
+            run, text, entities=entities, evidence=evidence, grounding="paths", rule="walks"
+        )

@@ -40,13 +40,14 @@ from middleware.methods.answer import Answer, Evidence, EvidenceTriple, Groundin
 from middleware.methods.collect import (
     BaseTriple,
     LinkedName,
+    ask_names,
     link_names,
     link_question,
     neighbourhood,
     top_matches,
 )
 from middleware.methods.fan_out import SourceFailure, fan_out
-from middleware.methods.links import cross_link, merge_entities
+from middleware.methods.links import ask_same_as, cross_link, merge_entities
 from middleware.methods.method import MethodBase
 from middleware.methods.pseudograph.cypher import CypherGraph, parse_cypher
 from middleware.methods.pseudograph.facts import answer_in_braces, fact_key, parse_fact_lines
@@ -157,6 +158,8 @@ class _PseudoGraphRun:
                 s.graph.name: {"linked": [n.to_dict() for n in s.linked], "unlinked": s.unlinked}
                 for _, s in linked.results
             }
+            for graph, share in linked.results:
+                ask_names(run=self.run, names=share.linked, source=graph.name, step=step)
             self._report(linked.failures, step)
 
         extra = cross_link(
@@ -164,6 +167,7 @@ class _PseudoGraphRun:
             [g for g, _ in linked.results],
             {g.name: [n.entity.iri for n in s.linked] for g, s in linked.results},
         )
+        ask_same_as(self.run, extra)
 
         def base_graph(graph: KnowledgeGraph) -> list[BaseTriple]:
             share = next(s for g, s in linked.results if g is graph)

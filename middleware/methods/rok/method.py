@@ -176,6 +176,16 @@ class _RoKRun:
                 self.question, mentions, self.linker, limit=self.config.max_entities
             )
             step.parsed = {"linked": [k.to_dict() for k in keys], "unlinked": unlinked}
+            for key in keys:
+                if key.origin.startswith("question"):
+                    self.run.ask(
+                        key.entity.iri.value,
+                        span=key.mention,
+                        match=key.entity.match or "",
+                        label=key.entity.label,
+                        source=self.graph.name,
+                        step=step,
+                    )
         return keys
 
     def main_paths(self, keys: list[KeyEntity]) -> list[Path]:

@@ -1,0 +1,110 @@
+"""Whether a question's entity is linked only weakly: fuzzily, or through part of a name.
+
+A link is weak when the linker matched the words only fuzzily (a typo-tolerant
+match), or when the words it matched are a part of a longer name the question gives:
+inside a bracketed mention ("[Zorblax Nine]"), or inside a run of capitalised words
+("the film Zorblax Nine"). A question word or article that opens the run ("Who",
+"The") is not part of the name. A question written in lower case gives no capitals
+to go by, so only brackets and fuzzy matches count there.
+
+>>> weak_link("Who directed the film Zorblax Nine?", "Nine", "exact")
+"'Nine' is only part of the name 'Zorblax Nine'"
+>>> weak_link("Which James Cameron film starred Kate Winslet?", "Kate Winslet", "exact") is None
+True
+>>> weak_link("who directed [Zorblax Nine]", "Nine", "folded")
+"'Nine' is only part of the name 'Zorblax Nine'"
+>>> weak_link("who directed heat", "heet", "fuzzy")
+"'heet' matched a label only approximately"
+"""
+
+from __future__ import annotations
+
+import re
+
+from middleware.text.folding import fold
+
+FUZZY_MATCHES = frozenset({"fuzzy"})
+# Words that open a question or a name without being part of the name.
+_OPENERS = frozenset(
+    [
+        "who",
+        "whom",
+        "whose",
+        "what",
+        "which",
+        "when",
+        "where",
+        "why",
+        "how",
+        "did",
+        "does",
+        "do",
+        "is",
+        "are",
+        "was",
+        "were",
+        "can",
+        "could",
+        "in",
+        "on",
+        "at",
+        "of",
+        "for",
+        "from",
+        "by",
+        "the",
+        "a",
+        "an",
+        "name",
+        "list",
+        "tell",
+        "give",
+        "show",
+    ]
+)
+_BRACKETS = re.compile(r"\[([^\]]+)\]")
+_WORD = re.compile(r"[\w'’.&:-]+")
+
+
+def _capital_runs(question: str) -> list[str]:
+    """The runs of capitalised (or numeral) words, openers at a run's start dropped."""
+    runs: list[list[str]] = []
+    current: list[str] = []
+    for word in _WORD.findall(question):
+        if word[:1].isupper() or word[:1].isdigit():
+            if not current and word.lower() in _OPENERS:
+                continue
+            current.append(word)
+        else:
+            if current:
+                runs.append(current)
+            current = []
+    if current:
+        runs.append(current)
+    return [" ".join(run) for run in runs]
+
+
+def _names(question: str) -> list[str]:
+    bracketed = [m.strip() for m in _BRACKETS.findall(question) if m.strip()]
+    return bracketed + _capital_runs(question)
+
+
+def _inside(span: str, name: str) -> bool:
+    """``span`` is a proper part of ``name`` (as whole words, folded)."""
+    inner, outer = fold(span), fold(name)
+    if not inner or inner == outer:
+        return False
+    return re.search(rf"(?<!\w){re.escape(inner)}(?!\w)", outer) is not None
+
+
+def weak_link(question: str, span: str, match: str) -> str | None:
+    """Why the link of ``span`` (matched as ``match``) is weak, or None when it is not."""
+    if match in FUZZY_MATCHES:
+        return f"{span!r} matched a label only approximately"
+    for name in _names(question):
+        if fold(name) == fold(span):
+            return None  # the span is a whole name the question gives
+    for name in _names(question):
+        if _inside(span, name):
+            return f"{span!r} is only part of the name {name!r}"
+    return None

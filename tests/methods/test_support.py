@@ -1,0 +1,100 @@
+"""Grounded means supported: the evidence must join a question entity to the answer.
+
+Each test scripts the model to give an answer the evidence mentions but does not join
+to the question's entity, and checks it is withheld as "not in the graph" (kept as the
+guess), that a joined answer is given with its support, and that a weak link (a span
+inside a longer name) lowers the confidence below the default threshold.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from middleware.kg.backends.local import LocalStore
+from middleware.llm.scripted import ScriptedLLM
+from middleware.methods.answer import NOT_FOUND
+from middleware.methods.registry import build_method
+from middleware.methods.rok import RoK
+from middleware.methods.run import AnswerPolicy
+from middleware.serialize.answer_json import answer_dict
+from middleware.testing.methods import quick_settings
+
+KB = """\
+Heat|directed_by|Michael Mann
+Heat|starred_actors|Al Pacino
+Black Rain|directed_by|Ridley Scott
+Black Rain|starred_actors|Michael Douglas
+Nine|directed_by|Rob Marshall
+Nine|starred_actors|Nicole Kidman
+"""
+
+
+@pytest.fixture(scope="module")
+def kg() -> LocalStore:
+    store = LocalStore(profile="metaqa", name="films")
+    store.load_text(KB, name="kb.txt")
+    return store
+
+
+def rok_llm(answer: str) -> ScriptedLLM:
+    """RoK whose reasoning names Heat and Ridley Scott and keeps every fact."""
+    return ScriptedLLM(
+        [
+            ("Reasoning:$", "Heat was directed by Ridley Scott."),
+            ("Key entities:$", "Heat; Ridley Scott"),
+            ("Useful facts:$", "1, 2, 3, 4, 5, 6"),
+            ("Answer:$", answer),
+        ]
+    )
+
+
+def test_an_answer_only_mentioned_in_the_evidence_is_not_in_the_graph(kg: LocalStore) -> None:
+    answer = RoK(rok_llm("Ridley Scott"), kg).run("Who directed Heat?")
+    facts = [t.text for t in answer.evidence.triples]
+    assert "Black Rain | directed by | Ridley Scott" in facts  # mentioned, not joined
+    assert answer.answer == NOT_FOUND and not answer.found and not answer.grounded
+    assert answer.guess is not None and answer.guess.answer == "Ridley Scott"
+    assert "no evidence joins" in answer.guess.why
+    data = answer_dict(answer)
+    assert data["answer"] is None and data["found"] is False
+    assert data["guess"]["answer"] == "Ridley Scott" and data["support"] == []
+
+
+def test_graph_only_off_gives_the_unsupported_answer_marked_ungrounded(kg: LocalStore) -> None:
+    lenient = AnswerPolicy(graph_only=False)
+    answer = RoK(rok_llm("Ridley Scott"), kg, policy=lenient).run("Who directed Heat?")
+    assert answer.answer == "Ridley Scott" and answer.found and not answer.grounded
+    assert answer.guess is None and answer.confidence == 0.2
+
+
+def test_a_joined_answer_names_its_support(kg: LocalStore) -> None:
+    answer = RoK(rok_llm("Michael Mann"), kg).run("Who directed Heat?")
+    assert answer.answer == "Michael Mann" and answer.found and answer.grounded
+    [chain] = [c for c in answer.support if c.answer.endswith("Michael%20Mann")]
+    assert chain.start.endswith("/Heat") and chain.text == "Heat | directed by | Michael Mann"
+    assert answer.confidence >= 0.5
+    assert answer_dict(answer)["support"][0]["text"] == "Heat | directed by | Michael Mann"
+
+
+def test_a_span_inside_a_longer_name_is_a_weak_link(kg: LocalStore) -> None:
+    settings = quick_settings(plan_zero_shot_choose=False)
+    method = build_method("plan", settings, ScriptedLLM(default="Rob Marshall"), kg)
+    answer = method.run("Who directed the film Zorblax Nine?")
+    assert not answer.found and answer.guess is not None
+    assert answer.guess.answer == "Rob Marshall" and answer.guess.confidence < 0.5
+    assert any("part of the name 'Zorblax Nine'" in w for w in answer.warnings)
+    plan = next(s for s in answer.steps if s.name == "plan")
+    assert any("weak link" in note for note in plan.notes)
+    # the same question naming the film whole is a strong link, and answered
+    strong = method.run("Who directed the film Nine?")
+    assert strong.found and strong.answer == "Rob Marshall" and strong.confidence >= 0.5
+    assert strong.support and strong.support[0].weak is None
+
+
+def test_plan_support_is_the_walk_from_the_topic(kg: LocalStore) -> None:
+    settings = quick_settings(plan_zero_shot_choose=False)
+    answer = build_method("plan", settings, ScriptedLLM(default="x"), kg).run("Who directed Heat?")
+    assert answer.answer == "Michael Mann" and answer.grounded
+    [chain] = answer.support
+    assert chain.start.endswith("/Heat") and len(chain.triples) == 1
+    assert "Michael Mann" in chain.text

@@ -1,8 +1,9 @@
 """Relation metadata from the OWL ontologies in ``ontologies/`` (read with owlready2).
 
 For each relation IRI: a readable label, an inverse label for hops walked against
-the edge, and whether it is symmetric or transitive. Relations the ontology does
-not cover get a label made from their IRI (``directed_by`` → ``directed by``).
+the edge (where the ontology gives one), and whether it is symmetric or transitive.
+Relations the ontology does not cover get a label made from their IRI (``directed_by``
+→ ``directed by``).
 """
 
 from __future__ import annotations
@@ -29,8 +30,22 @@ class RelationInfo:
     symmetric: bool = False
     transitive: bool = False
 
+    @property
+    def reads_backwards(self) -> bool:
+        """Whether a hop walked against the edge has a reading of its own: an inverse
+        label, or the relation is symmetric. A path reads a hop without one as the
+        stored triple, turned around (``Verbalizer.path``).
+
+        >>> RelationInfo("x", "directed by", "directed").reads_backwards
+        True
+        >>> RelationInfo("x", "made by").reads_backwards
+        False
+        """
+        return self.symmetric or self.inverse_label is not None
+
     def reading(self, forward: bool) -> str:
-        """How a hop over this relation reads, in the direction it was walked.
+        """The relation's name as read from the entity a hop starts at, where no triple
+        is written out (a walk's options ``tail (relation)``, a neighbours table).
 
         >>> RelationInfo("x", "directed by", "directed").reading(False)
         'directed'

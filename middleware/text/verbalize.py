@@ -2,7 +2,7 @@
 
 Relation names come from the profile's relation ontology, else from labels in the
 graph, else from the IRI; entity names from the graph's labels, else the IRI's last
-segment. Hops walked against the edge read with the inverse label.
+segment. A hop walked against the edge reads with the relation's inverse label:
 
 >>> from middleware.kg.backends.local import LocalStore
 >>> kg = LocalStore(profile="metaqa")
@@ -12,12 +12,22 @@ segment. Hops walked against the edge read with the inverse label.
 'Titanic | directed by | James Cameron | directed | Avatar'
 >>> Verbalizer(kg).path(path, style="arrows")
 'Titanic —directed by→ James Cameron —directed→ Avatar'
+
+A relation without an inverse label (and not symmetric) reads as the stored triple,
+turned around, never as "made by (reversed)":
+
+>>> shop = LocalStore()
+>>> _ = shop.load_text("<http://ex.org/Widget> <http://ex.org/madeBy> <http://ex.org/Acme> .", name="s.nt")
+>>> path = shop.paths("http://ex.org/Acme", "http://ex.org/Widget")[0]
+>>> Verbalizer(shop).path(path, style="arrows")
+'Widget —made by→ Acme'
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from itertools import groupby
 from typing import Literal as TypingLiteral
 from urllib.parse import unquote
 
@@ -104,6 +114,10 @@ class Verbalizer:
         return text
 
     def relation(self, predicate: NamedNode, *, forward: bool = True) -> str:
+        """The relation's name as read from where a hop starts (``RelationInfo.reading``)."""
+        return self._info(predicate).reading(forward)
+
+    def _info(self, predicate: NamedNode) -> RelationInfo:
         info = self.relations.get(predicate.value)
         if predicate.value not in self.relations and self.graph is not None:
             if predicate not in self._labels:
@@ -111,7 +125,12 @@ class Verbalizer:
             graph_label = self._labels[predicate]
             if graph_label != local_name(predicate.value):
                 info = RelationInfo(predicate.value, graph_label)
-        return info.reading(forward)
+        return info
+
+    def turned(self, hop: Hop) -> bool:
+        """True for a hop walked against its edge over a relation with no reading that
+        way (``RelationInfo.reads_backwards``): it is written as its stored triple."""
+        return not hop.forward and not self._info(hop.triple.predicate).reads_backwards
 
     # -- structures ---------------------------------------------------------------------
     def keep(self, triple: Triple) -> bool:
@@ -131,14 +150,9 @@ class Verbalizer:
         return " | ".join(self.parts(triple))
 
     def hop(self, hop: Hop) -> str:
-        """A triple as walked: reversed hops start at the object and read inversely."""
-        return " | ".join(
-            (
-                self.name(hop.start),
-                self.relation(hop.triple.predicate, forward=hop.forward),
-                self.name(hop.end),
-            )
-        )
+        """A triple as walked: a reversed hop starts at the object and reads with the
+        inverse label, or, without one, reads as the stored triple."""
+        return self.path(Path((hop,)))
 
     def triples(self, triples: Iterable[Triple]) -> list[str]:
         kept = [t for t in triples if self.keep(t)]
@@ -146,18 +160,27 @@ class Verbalizer:
         return [self.triple(t) for t in kept]
 
     def path(self, path: Path, *, style: TypingLiteral["pipes", "arrows"] = "pipes") -> str:
-        """A whole path, each hop in the direction it was walked."""
+        """A whole path, each hop in the direction it was walked, except where a hop
+        cannot read that way (``turned``): a run of such hops is written as its stored
+        triples, from the far end back, in a clause of its own after ``"; "``.
+
+        ``A | r | B; C | s | B``: A r B, and C s B, walked A → B → C.
+        """
         if not path.hops:
             return ""
         self.prepare([*path.nodes, *(h.triple.predicate for h in path.hops)])
-        parts = [self.name(path.nodes[0])]
-        for hop in path.hops:
-            relation = self.relation(hop.triple.predicate, forward=hop.forward)
-            if style == "arrows":
-                parts.append(f" —{relation}→ {self.name(hop.end)}")
-            else:
-                parts.append(f" | {relation} | {self.name(hop.end)}")
-        return "".join(parts)
+        clauses = []
+        for turned, run in groupby(path.hops, key=self.turned):
+            hops = [Hop(h.triple) for h in reversed(list(run))] if turned else list(run)
+            parts = [self.name(hops[0].start)]
+            for hop in hops:
+                relation = self.relation(hop.triple.predicate, forward=hop.forward)
+                if style == "arrows":
+                    parts.append(f" —{relation}→ {self.name(hop.end)}")
+                else:
+                    parts.append(f" | {relation} | {self.name(hop.end)}")
+            clauses.append("".join(parts))
+        return "; ".join(clauses)
 
 
 def _clean(text: str) -> str:

@@ -241,7 +241,9 @@ def finish(
     if given and weak is not None:
         run.warn(f"the question's entity is linked only weakly ({weak}); confidence lowered")
     guess: Guess | None = None
-    if given and policy.graph_only and grounding != "not-applicable":
+    # a multiple-choice question asks for a pick among its choices: the pick stands,
+    # and ``grounded`` says whether the evidence supports it
+    if given and policy.graph_only and grounding != "not-applicable" and not run.choices:
         why = None
         if not chains:
             why = "no evidence joins an entity the question names to the answer"

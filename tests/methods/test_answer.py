@@ -43,8 +43,11 @@ def test_json_shape(answer: Answer) -> None:
     assert set(data) == {
         "question",
         "answer",
+        "found",
+        "guess",
         "method",
         "grounded",
+        "support",
         "grounding",
         "confidence",
         "entities",

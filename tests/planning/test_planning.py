@@ -197,7 +197,9 @@ def test_the_plan_method_without_a_linked_entity_says_why(store: LocalStore) -> 
     step = next(s for s in answer.steps if s.name == "plan")
     assert step.parsed["mode"] == "none" and step.parsed["plans"] == []
     assert any("no planner evidence" in w and "links to an entity" in w for w in answer.warnings)
-    assert not answer.evidence and not answer.grounded and answer.usage.llm_calls == 1
+    # nothing to answer from: not in the graph, and no answer call is made
+    assert not answer.evidence and not answer.grounded and answer.usage.llm_calls == 0
+    assert not answer.found
 
 
 def test_zero_shot_choose_lets_the_model_reorder_the_plans(store: LocalStore) -> None:

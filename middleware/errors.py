@@ -165,6 +165,13 @@ class EndpointTimeout(EndpointError):
     code = "endpoint_timeout"
 
 
+class DownloadError(MiddlewareError):
+    """A dataset file could not be downloaded, or arrived with another checksum."""
+
+    status = 502
+    code = "download_error"
+
+
 class LLMError(MiddlewareError):
     """The language model could not be reached, or answered with an error."""
 

@@ -5,7 +5,7 @@ neither, the bundled sample graph; ``--json`` prints machine-readable output.
 Errors print one line (``kgmw: error: ...``) and exit non-zero. One module per
 command group: ``graph`` (load, query, neighbors, paths, link, describe),
 ``source_commands`` (inspect, export), ``ask``,
-``eval`` (eval, report), ``learn``, ``ksl_dataset``, ``ksl_tune``, ``llm`` (llm, doctor), ``serve``, ``mcp``,
+``eval`` (eval, report), ``datasets`` (datasets, datasets fetch), ``learn``, ``ksl_dataset``, ``ksl_tune``, ``llm`` (llm, doctor), ``serve``, ``mcp``,
 ``settings``; ``support`` holds the options and output helpers they share.
 """
 
@@ -18,6 +18,7 @@ import click
 
 from middleware.cli import (
     ask,
+    datasets,
     graph,
     ksl_dataset,
     ksl_tune,
@@ -58,6 +59,7 @@ for _command in (
     ask.ask,
     evaluation.eval_command,
     evaluation.report_command,
+    datasets.datasets_command,
     learn.learn_command,
     ksl_dataset.ksl_dataset_command,
     ksl_tune.ksl_tune_command,

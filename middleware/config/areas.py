@@ -255,6 +255,11 @@ class EvalSettings:
         None,
         "Folder holding the benchmark datasets (metaqa/, webquestions/, ...) for `kgmw eval` and `kgmw load --recipe`.",
     )
+    datasets_base_url: str | None = setting(
+        None,
+        "Mirror `kgmw datasets fetch` downloads from instead of each file's official URL: "
+        "a file is at BASE/ plus the mirror path `kgmw datasets --json` lists.",
+    )
     eval_concurrency: int = setting(
         1,
         "Questions `kgmw eval` answers at once (helps with remote LLMs; the embedded one is serial).",

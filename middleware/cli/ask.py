@@ -64,7 +64,12 @@ def print_answer(
         click.echo("Supported by:")
         for chain in answer.support:
             weak = f"  (weak link: {chain.weak})" if chain.weak else ""
-            click.echo(f"  {chain.text}{weak}")
+            source = chain.triples[0].source if chain.triples else None
+            facts = "; ".join(
+                verbalizer(t.source).path(GraphPath((Hop(t),)), style="arrows")
+                for t in chain.triples
+            )
+            click.echo(f"  {facts or chain.text}{weak}{tag(source)}")
     if answer.evidence.paths:
         click.echo("")
         click.echo(f"Evidence paths ({names}):")

@@ -40,6 +40,27 @@ def test_human_output(capsys: pytest.CaptureFixture[str], scripted: ScriptedLLM)
     assert "SPARQL queries" in lines[-1]
 
 
+def test_supported_and_withheld_answers_in_text(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    code, out, err = run(capsys, "ask", "Who directed Titanic, with Kate Winslet?")
+    lines = out.splitlines()
+    assert code == 0 and lines[1].startswith("confidence ") and "Supported by:" in lines, err
+    # an answer the evidence mentions nowhere near the question's entities is withheld
+    llm = rok_script(answer="Ridley Scott")
+    monkeypatch.setattr(workspace_module, "open_llm", lambda settings: llm)
+    code, out, _ = run(capsys, "ask", "Who directed Titanic, with Kate Winslet?")
+    lines = out.splitlines()
+    assert code == 0 and lines[0] == "The graph does not hold the answer."
+    assert "Ridley Scott" not in lines[1] and "--guess" in lines[1]
+    code, out, _ = run(capsys, "ask", "Who directed Titanic, with Kate Winslet?", "--guess")
+    assert out.splitlines()[1].startswith("Best guess: Ridley Scott (confidence 0.")
+    code, out, _ = run(capsys, "ask", "Who directed Titanic, with Kate Winslet?", "--json")
+    data = json.loads(out)
+    assert data["answer"] is None and data["found"] is False
+    assert data["guess"]["answer"] == "Ridley Scott"
+
+
 def test_baseline_and_json(capsys: pytest.CaptureFixture[str], scripted: ScriptedLLM) -> None:
     code, out, _ = run(capsys, "ask", "Who directed Titanic?", "--method", "io", "--json")
     data = json.loads(out)

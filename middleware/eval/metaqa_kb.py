@@ -49,7 +49,7 @@ TYPE_SIDES: dict[str, tuple[tuple[str, Side], ...]] = {
 }
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, order=True)
 class FirstHop:
     """The relation a question type asks about first, the topic's side of it and its type."""
 

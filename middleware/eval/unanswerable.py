@@ -12,16 +12,19 @@ Two kinds, ``PER_KIND`` of each, every item without gold answers and tagged with
   about a movie with no ``in_language``; ``actor_to_movie`` about a person who never
   acted); ``relation`` names it.
 
-Questions come from the 1-hop file (half, by weight) and the 2- and 3-hop files beside
-it when they are there. Every choice goes through ``random.Random`` seeded with a
-string over sorted lists, so a seed gives the same set on every run and machine.
+Each question is drawn in three steps: a hop count (1-hop half the time, 2- and 3-hop
+a quarter each, when their files are beside the 1-hop one), a first hop among that
+count's (each as likely, so ``in_language`` is asked about as often as
+``directed_by``), then one of its questions. Every choice goes through
+``random.Random`` seeded with a string over sorted lists, so a seed gives the same set
+on every run and machine.
 """
 
 from __future__ import annotations
 
 import random
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -78,6 +81,18 @@ def read_templates(path: Path, *, hops: int, split: str) -> list[Template]:
     return found
 
 
+Forms = dict[int, dict[FirstHop, list[Template]]]  # hop count: first hop: its questions
+
+
+def by_form(templates: Sequence[Template]) -> dict[FirstHop, list[Template]]:
+    """Questions grouped by their first hop, in file order."""
+    grouped: dict[FirstHop, list[Template]] = {}
+    for template in templates:
+        if template.first is not None:
+            grouped.setdefault(template.first, []).append(template)
+    return grouped
+
+
 def build(first: Path, *, split: str, seed: int, per_kind: int = PER_KIND) -> Dataset:
     """The set from ``first`` (a 1-hop ``qa_{split}.txt``), the other hops' files beside
     it and ``kb.txt`` two folders up: ``per_kind`` items of each kind, alternating."""
@@ -87,18 +102,17 @@ def build(first: Path, *, split: str, seed: int, per_kind: int = PER_KIND) -> Da
         raise LoadError(
             str(kb_path), None, "no such file", hint="the set is built from MetaQA's kb.txt"
         )
-    templates = {
-        h: read_templates(root / f"{h}-hop" / first.name, hops=h, split=split) for h in HOP_WEIGHTS
+    forms = {
+        h: by_form(read_templates(root / f"{h}-hop" / first.name, hops=h, split=split))
+        for h in HOP_WEIGHTS
     }
-    if not templates[1]:
+    if not forms[1]:
         raise LoadError(str(first), None, "no question with one [topic] and a known question type")
     kb = MetaQAKB.read(kb_path)
     made = made_up_items(
-        templates, NameMaker.for_kb(kb), random.Random(f"{NAME}:{seed}:{KINDS[0]}"), per_kind
+        forms, NameMaker.for_kb(kb), random.Random(f"{NAME}:{seed}:{KINDS[0]}"), per_kind
     )
-    absent = absent_relation_items(
-        templates, kb, random.Random(f"{NAME}:{seed}:{KINDS[1]}"), per_kind
-    )
+    absent = absent_relation_items(forms, kb, random.Random(f"{NAME}:{seed}:{KINDS[1]}"), per_kind)
     count = min(len(made), len(absent))
     report = LoadReport(str(first))
     if count < per_kind:
@@ -114,11 +128,13 @@ def build(first: Path, *, split: str, seed: int, per_kind: int = PER_KIND) -> Da
     return finish(NAME, split, items, report)
 
 
-def _pick(rng: random.Random, by_hops: Mapping[int, Sequence[Template]]) -> Template:
-    """A template: a hop count by ``HOP_WEIGHTS`` among those left, then one of its questions."""
-    hops = sorted(h for h, found in by_hops.items() if found)
+def _pick(rng: random.Random, forms: Forms) -> tuple[FirstHop, Template]:
+    """A hop count by ``HOP_WEIGHTS`` among those left, one of its first hops (each as
+    likely: a rare relation is asked about as often as a common one), one of its questions."""
+    hops = sorted(h for h, found in forms.items() if found)
     chosen = rng.choices(hops, weights=[HOP_WEIGHTS[h] for h in hops])[0]
-    return rng.choice(by_hops[chosen])
+    form = rng.choice(sorted(forms[chosen]))
+    return form, rng.choice(forms[chosen][form])
 
 
 def _item(template: Template, topic: str, kind: str, **meta: str) -> EvalItem:
@@ -131,52 +147,47 @@ def _item(template: Template, topic: str, kind: str, **meta: str) -> EvalItem:
     )
 
 
-def made_up_items(
-    templates: Mapping[int, Sequence[Template]], maker: NameMaker, rng: random.Random, count: int
-) -> list[EvalItem]:
+def made_up_items(forms: Forms, maker: NameMaker, rng: random.Random, count: int) -> list[EvalItem]:
     """``count`` questions about made-up films and people."""
-
-    def style(t: Template) -> str | None:
-        return STYLES.get(t.first.topic_type) if t.first is not None else None
-
-    usable = {h: [t for t in found if style(t)] for h, found in templates.items()}
+    usable = {
+        h: {f: t for f, t in found.items() if f.topic_type in STYLES} for h, found in forms.items()
+    }
     items = []
     for index in range(count):
         if not any(usable.values()):
             break
-        template = _pick(rng, usable)
-        look = style(template) or "film"
+        form, template = _pick(rng, usable)
+        look = STYLES[form.topic_type]
         name = maker.make(rng, look, real=index % REAL_EVERY == REAL_EVERY - 1)
         items.append(_item(template, name.text, KINDS[0], style=look, real_word=name.real_word))
     return items
 
 
 def absent_relation_items(
-    templates: Mapping[int, Sequence[Template]], kb: MetaQAKB, rng: random.Random, count: int
+    forms: Forms, kb: MetaQAKB, rng: random.Random, count: int
 ) -> list[EvalItem]:
     """Up to ``count`` questions about real entities lacking the first relation, each
     entity once; a form whose entities run out is dropped."""
-    forms = {t.first for found in templates.values() for t in found if t.first is not None}
     pools: dict[FirstHop, list[str]] = {}
-    for form in sorted(forms, key=lambda h: (h.relation, h.side, h.topic_type)):
+    for form in sorted({f for found in forms.values() for f in found}):
         pools[form] = kb.lacking(form)
         rng.shuffle(pools[form])
-    usable = {h: [t for t in found if t.first in pools] for h, found in templates.items()}
+    usable = {h: {f: t for f, t in found.items() if pools[f]} for h, found in forms.items()}
     used: set[str] = set()
     items: list[EvalItem] = []
     while len(items) < count and any(usable.values()):
-        template = _pick(rng, usable)
-        hop = template.first
-        assert hop is not None  # usable templates have one
-        pool = pools[hop]
+        form, template = _pick(rng, usable)
+        pool = pools[form]
         while pool and fold(pool[-1]) in used:
             pool.pop()
         if not pool:
-            usable = {h: [t for t in found if t.first != hop] for h, found in usable.items()}
+            usable = {
+                h: {f: t for f, t in found.items() if f != form} for h, found in usable.items()
+            }
             continue
         entity = pool.pop()
         used.add(fold(entity))
-        meta = {"relation": hop.relation, "entity_type": hop.topic_type}
+        meta = {"relation": form.relation, "entity_type": form.topic_type}
         items.append(_item(template, entity, KINDS[1], **meta))
     return items
 

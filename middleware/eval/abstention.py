@@ -1,8 +1,8 @@
 """Abstention: an answer that says the graph does not hold the answer.
 
-An answer abstains when its ``found`` is false (the answer JSON's flag, where the
-answer carries one) or its text is the methods' ``NOT_FOUND`` ("Not found in the
-graph."), compared as the metrics compare names. For an unanswerable question
+An answer abstains when its ``found`` is false (``Answer.found``, in the JSON too) or
+its text is the methods' ``NOT_FOUND`` ("Not found in the graph."), compared as the
+metrics compare names (a record of another tool may hold only the text). For an unanswerable question
 abstaining is right; for an answerable one it is a miss, counted apart from Hits@1.
 A question that failed did not abstain.
 

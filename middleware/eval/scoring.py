@@ -18,7 +18,7 @@ from middleware.eval.metrics import choice_correct, evidence_recall, hits_at_1, 
 from middleware.kg.base import KnowledgeGraph
 from middleware.kg.terms import Term
 from middleware.methods.answer import Answer
-from middleware.serialize.answer_json import answer_dict, entity_dict
+from middleware.serialize.answer_json import entity_dict
 
 COST_KEYS = ("llm_calls", "prompt_tokens", "completion_tokens", "sparql_queries", "cache_hits")
 # Keys that differ between two runs of the same questions (wall-clock time only).
@@ -73,8 +73,7 @@ class Scorer:
         usage = answer.usage
         record: dict[str, Any] = {
             "prediction": answer.answer,
-            # the answer JSON's ``found``, where answers carry one, else the text decides
-            "abstained": abstains(answer.answer, found=answer_dict(answer).get("found")),
+            "abstained": abstains(answer.answer, found=answer.found),
             "entities": [entity_dict(e) for e in answer.entities[:5]],
             "grounding": answer.grounding,
             "warnings": len(answer.warnings),

@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -109,8 +110,9 @@ def eval_command(
             "dataset": dataset,
             "method": method,
             "questions": n,
-            "hits_at_1": round(tally.accuracy((dataset, method)), 4),
+            "hits_at_1": _rounded(tally.accuracy((dataset, method))),
             "errors": tally.errors[(dataset, method)],
+            **tally.abstention[(dataset, method)].as_json(),
         }
         for (dataset, method), n in tally.questions.items()
     ]
@@ -127,18 +129,35 @@ def eval_command(
             }
         )
         return
-    print_table(
-        ["dataset", "method", "questions", "hits@1", "errors"],
-        [
-            [g["dataset"], g["method"], g["questions"], f"{g['hits_at_1']:.3f}", g["errors"]]
-            for g in groups
-        ],
-    )
+    print_table(*_table(groups))
     click.echo(
         f"{summary.answered} answered ({summary.failed} failed), {summary.resumed} already done, "
         f"in {summary.seconds:.0f} s; results in {out_dir / RESULTS_FILE}; "
         f"`kgmw report {out_dir}` writes the summary and plots"
     )
+
+
+def _rounded(value: float | None) -> float | None:
+    return None if value is None else round(value, 4)
+
+
+def _table(groups: list[dict[str, Any]]) -> tuple[list[str], list[list[Any]]]:
+    """Hits@1 (answerable questions) and the share abstained; with unanswerable
+    questions, the share abstained among the answerable and per unanswerable kind."""
+
+    def rate(value: float | None) -> str:
+        return "–" if value is None else f"{value:.3f}"
+
+    kinds = list(dict.fromkeys(k for g in groups for k in g["abstained_by_kind"]))
+    detail = ["abstained (answerable)", *(f"abstained ({k})" for k in kinds)] if kinds else []
+    head = ["dataset", "method", "questions", "hits@1", "abstained", *detail, "errors"]
+    rows = []
+    for g in groups:
+        cells = [g["abstained_answerable"], *(g["abstained_by_kind"].get(k) for k in kinds)]
+        rates = [rate(c) for c in cells] if kinds else []
+        counts = [g["dataset"], g["method"], g["questions"]]
+        rows.append([*counts, rate(g["hits_at_1"]), rate(g["abstained"]), *rates, g["errors"]])
+    return head, rows
 
 
 def _note_run(

@@ -21,6 +21,8 @@ from middleware.eval.loaders import (
     load_qald,
     load_webquestions,
 )
+from middleware.eval.unanswerable import NAME as UNANSWERABLE
+from middleware.eval.unanswerable import build as build_unanswerable
 
 
 @dataclass(frozen=True)
@@ -91,6 +93,12 @@ DATASETS: dict[str, DatasetSpec] = {
             "OpenBookQA, four choices",
         ),
         DatasetSpec("qald-10", {"test": "qald-10/qald_10.json"}, "QALD-10 over Wikidata"),
+        DatasetSpec(
+            UNANSWERABLE,
+            {s: f"metaqa/1-hop/qa_{s}.txt" for s in ("dev", "test")},
+            "MetaQA-shaped questions the graph cannot answer (made-up entities, absent "
+            "relations), generated from the split and kb.txt with --seed",
+        ),
     )
 }
 
@@ -101,8 +109,12 @@ def load_dataset(
     split: str,
     data_dir: Path | None,
     keep: Callable[[EvalItem], bool] | None = None,
+    seed: int = 0,
 ) -> Dataset:
-    """A known dataset by name (files under ``data_dir``), or a ``.jsonl`` file by path."""
+    """A known dataset by name (files under ``data_dir``), or a ``.jsonl`` file by path.
+
+    ``seed`` generates ``unanswerable-metaqa``, which ``keep`` leaves whole: its made-up
+    entities are out of the graph by design."""
     if name.endswith(".jsonl") and name not in DATASETS:
         own = load_jsonl(Path(name))
         return own if keep is None else keep_only(own, keep)
@@ -117,6 +129,8 @@ def load_dataset(
             f"{name} needs --data-dir", hint="the folder holding metaqa/, webquestions/, ..."
         )
     path = spec.path(data_dir, split)
+    if name == UNANSWERABLE:
+        return build_unanswerable(path, split=split, seed=seed)
     if name == "webquestions":
         return load_webquestions(path, split=split, keep=keep)
     if name.startswith("metaqa-"):

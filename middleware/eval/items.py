@@ -32,7 +32,9 @@ class EvalItem:
 
     ``answers`` are names (or IRIs, for QALD); ``answer_key`` is the text of the
     correct choice for multiple-choice sets; ``topic_entities`` are the dataset's
-    own keys for the question's entities (a MetaQA name, a Freebase ``m.`` id).
+    own keys for the question's entities (a MetaQA name, a Freebase ``m.`` id). An item
+    with neither answers nor key is unanswerable: the right reply is to abstain, and
+    ``meta["kind"]`` says why (``eval/unanswerable.py``).
     """
 
     id: str
@@ -42,6 +44,10 @@ class EvalItem:
     answer_key: str | None = None
     topic_entities: tuple[str, ...] = ()
     meta: dict[str, str] = field(default_factory=dict, compare=False, hash=False)
+
+    @property
+    def answerable(self) -> bool:
+        return bool(self.answers) or self.answer_key is not None
 
 
 @dataclass

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from middleware.errors import NotFound
+from middleware.eval.abstention import Abstention, answerable
 from middleware.eval.runner import RESULTS_FILE, RUNS_FILE, ResultsFile
 
 BOOTSTRAP_SAMPLES = 1000
@@ -30,7 +31,8 @@ COST_PLOT = "accuracy_vs_calls.png"
 
 @dataclass(frozen=True)
 class GroupSummary:
-    """The numbers of one (dataset, split, method)."""
+    """The numbers of one (dataset, split, method). ``accuracy`` and its interval are
+    over answerable questions (None without any); ``abstained`` over all."""
 
     dataset: str
     split: str
@@ -38,9 +40,9 @@ class GroupSummary:
     metric: str
     questions: int
     errors: int
-    accuracy: float
-    low: float
-    high: float
+    accuracy: float | None
+    low: float | None
+    high: float | None
     evidence_recall: float | None
     rouge_l: float | None
     llm_calls: float
@@ -53,6 +55,11 @@ class GroupSummary:
     error_classes: dict[str, int]
     empty_answers: int = 0
     groundings: dict[str, int] = field(default_factory=dict)
+    answerable: int = 0
+    abstained: float = 0.0
+    abstained_answerable: float | None = None
+    abstained_by_kind: dict[str, float] = field(default_factory=dict)
+    unanswerable_by_kind: dict[str, int] = field(default_factory=dict)
 
 
 def bootstrap_interval(
@@ -96,8 +103,11 @@ def summarize(records: Iterable[dict[str, Any]], *, seed: int) -> list[GroupSumm
         groups[(record["dataset"], record["split"], record["method"])].append(record)
     summaries = []
     for (dataset, split, method), rows in groups.items():
-        hits = [1.0 if r.get("hit") else 0.0 for r in rows]
-        low, high = bootstrap_interval(hits, seed=seed)
+        hits = [1.0 if r.get("hit") else 0.0 for r in rows if answerable(r)]
+        low, high = bootstrap_interval(hits, seed=seed) if hits else (None, None)
+        abstention = Abstention()
+        for r in rows:
+            abstention.add(r)
         recalls = [
             1.0 if r["evidence_recall"] else 0.0
             for r in rows
@@ -123,7 +133,7 @@ def summarize(records: Iterable[dict[str, Any]], *, seed: int) -> list[GroupSumm
                 metric="choice accuracy" if any(r.get("choices") for r in rows) else "Hits@1",
                 questions=len(rows),
                 errors=sum(classes.values()),
-                accuracy=_mean(hits),
+                accuracy=_mean(hits) if hits else None,
                 low=low,
                 high=high,
                 evidence_recall=_mean(recalls) if recalls else None,
@@ -138,6 +148,11 @@ def summarize(records: Iterable[dict[str, Any]], *, seed: int) -> list[GroupSumm
                 error_classes=dict(classes),
                 empty_answers=empty,
                 groundings=dict(groundings),
+                answerable=abstention.answerable,
+                abstained=abstention.rate,
+                abstained_answerable=abstention.answerable_rate,
+                abstained_by_kind=abstention.by_kind(),
+                unanswerable_by_kind={k: n for k, (n, _) in abstention.kinds.items()},
             )
         )
     return summaries
@@ -162,18 +177,22 @@ def markdown(summaries: Sequence[GroupSummary], runs: Sequence[dict[str, Any]]) 
         "Accuracy is Hits@1 for open questions and exact-choice accuracy for multiple choice, "
         "in percent, with a 95% bootstrap interval; failed questions count as wrong. Evidence "
         "recall: share of questions where a gold answer is among the evidence's entities (– for "
-        "methods that use no graph). Calls, tokens and queries are means per question; latency "
-        "is wall time per question.",
+        'methods that use no graph). Abstained: share of questions answered "not found in the '
+        'graph". Unanswerable questions have no accuracy; they count in the abstention '
+        "table. Calls, tokens and queries are means per question; latency is wall time per "
+        "question.",
         "",
-        "| dataset | split | method | n | accuracy (95% CI) | evidence recall | ROUGE-L | LLM calls | prompt tok | completion tok | SPARQL | p50 s | p95 s | errors |",
-        "|---|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| dataset | split | method | n | accuracy (95% CI) | abstained | evidence recall | ROUGE-L | LLM calls | prompt tok | completion tok | SPARQL | p50 s | p95 s | errors |",
+        "|---|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for s in summaries:
         rouge = "–" if s.rouge_l is None else f"{s.rouge_l:.3f}"
+        accuracy = "–"
+        if s.accuracy is not None:
+            accuracy = f"{_percent(s.accuracy)} ({_percent(s.low)}–{_percent(s.high)})"
         lines.append(
-            f"| {s.dataset} | {s.split} | {s.method} | {s.questions} | "
-            f"{_percent(s.accuracy)} ({_percent(s.low)}–{_percent(s.high)}) | "
-            f"{_percent(s.evidence_recall)} | {rouge} | {s.llm_calls:.2f} | "
+            f"| {s.dataset} | {s.split} | {s.method} | {s.questions} | {accuracy} | "
+            f"{_percent(s.abstained)} | {_percent(s.evidence_recall)} | {rouge} | {s.llm_calls:.2f} | "
             f"{s.prompt_tokens:.0f} | {s.completion_tokens:.0f} | {s.sparql_queries:.1f} | "
             f"{s.p50_seconds:.2f} | {s.p95_seconds:.2f} | {s.errors} |"
         )
@@ -186,6 +205,7 @@ def markdown(summaries: Sequence[GroupSummary], runs: Sequence[dict[str, Any]]) 
             + " LLM replies came from the cache, so those latencies are lower than uncached ones.",
         ]
     lines += _grounding_table(summaries)
+    lines += _abstention_table(summaries)
     lines += [
         "",
         f"![Accuracy by method]({ACCURACY_PLOT})",
@@ -208,7 +228,8 @@ def _finish(figure: Any, axes: Any, *, title: str, xlabel: str | None) -> Any:
     axes.set_ylim(0.0, 1.0)
     axes.set_ylabel("accuracy (rate, 0 to 1)")
     axes.set_title(title)
-    axes.legend()
+    if axes.get_legend_handles_labels()[0]:  # none when no set had answerable questions
+        axes.legend()
     figure.tight_layout()
     return figure
 
@@ -217,6 +238,7 @@ def accuracy_figure(summaries: Sequence[GroupSummary]) -> Any:
     """Grouped bars: one group per dataset (e.g. per hop count), one bar per method."""
     from matplotlib.figure import Figure
 
+    summaries = [s for s in summaries if s.accuracy is not None]  # unanswerable sets have none
     datasets = list(dict.fromkeys(s.dataset for s in summaries))
     methods = list(dict.fromkeys(s.method for s in summaries))
     by_key = {(s.dataset, s.method): s for s in summaries}
@@ -227,7 +249,7 @@ def accuracy_figure(summaries: Sequence[GroupSummary]) -> Any:
         xs, ys, below, above = [], [], [], []
         for position, dataset in enumerate(datasets):
             found = by_key.get((dataset, method))
-            if found is None:
+            if found is None or found.accuracy is None or found.low is None or found.high is None:
                 continue
             xs.append(position + (index - (len(methods) - 1) / 2) * width)
             ys.append(found.accuracy)
@@ -247,8 +269,10 @@ def cost_figure(summaries: Sequence[GroupSummary]) -> Any:
     axes = figure.subplots()
     markers = "osD^vP*X"
     for index, method in enumerate(dict.fromkeys(s.method for s in summaries)):
-        group = [s for s in summaries if s.method == method]
-        points = [(s.llm_calls, s.accuracy) for s in group]
+        group = [s for s in summaries if s.method == method and s.accuracy is not None]
+        points = [(s.llm_calls, s.accuracy or 0.0) for s in group]
+        if not points:
+            continue
         axes.scatter(*zip(*points, strict=True), marker=markers[index % 8], label=method)
         for s, point in zip(group, points, strict=True):
             axes.annotate(s.dataset, point, fontsize=7, xytext=(4, 2), textcoords="offset points")
@@ -274,6 +298,35 @@ def _grounding_table(summaries: Sequence[GroupSummary]) -> list[str]:
         lines.append(
             f"| {s.dataset} | {s.method} | {g.get('paths', 0)} | {g.get('neighbourhood', 0)} | "
             f"{g.get('none', 0)} | {s.empty_answers} |"
+        )
+    return lines
+
+
+def _abstention_table(summaries: Sequence[GroupSummary]) -> list[str]:
+    """Abstention where there are unanswerable questions: right on those, per kind; a
+    miss on the answerable ones, next to their Hits@1."""
+    if not any(s.unanswerable_by_kind for s in summaries):
+        return []
+    kinds = list(dict.fromkeys(k for s in summaries for k in s.abstained_by_kind))
+    lines = [
+        "",
+        "## Abstention",
+        "",
+        'Abstaining (answering "not found in the graph") is right on an unanswerable '
+        "question (no gold answer: a made-up entity, a relation the entity lacks) and a miss "
+        "on an answerable one. Shares in percent; n counts questions.",
+        "",
+        "| dataset | method | answerable n | Hits@1 | abstained (answerable) | unanswerable n | "
+        + " | ".join(f"abstained ({k})" for k in kinds)
+        + " | abstained (all) |",
+        "|---|---|---:|---:|---:|---:|" + "---:|" * len(kinds) + "---:|",
+    ]
+    for s in summaries:
+        by_kind = " | ".join(_percent(s.abstained_by_kind.get(k)) for k in kinds)
+        lines.append(
+            f"| {s.dataset} | {s.method} | {s.answerable} | {_percent(s.accuracy)} | "
+            f"{_percent(s.abstained_answerable)} | {sum(s.unanswerable_by_kind.values())} | "
+            f"{by_kind} | {_percent(s.abstained)} |"
         )
     return lines
 

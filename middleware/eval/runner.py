@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from middleware.errors import LoadError, MiddlewareError
+from middleware.eval.abstention import Abstention
 from middleware.eval.items import EvalItem
 from middleware.eval.scoring import Scorer, base_record, error_record, record_key
 from middleware.llm.ledger import Budget
@@ -107,28 +108,35 @@ class ResultsFile:
 
 @dataclass
 class Tally:
-    """Running counts per (dataset, method), for the progress bar and the summary."""
+    """Running counts per (dataset, method), for the progress bar and the summary.
+    Hits@1 counts answerable questions only; abstentions are counted for all."""
 
     questions: dict[tuple[str, str], int] = field(default_factory=lambda: defaultdict(int))
     hits: dict[tuple[str, str], int] = field(default_factory=lambda: defaultdict(int))
     errors: dict[tuple[str, str], int] = field(default_factory=lambda: defaultdict(int))
+    abstention: dict[tuple[str, str], Abstention] = field(
+        default_factory=lambda: defaultdict(Abstention)
+    )
 
     def add(self, record: Mapping[str, Any]) -> None:
         group = (record["dataset"], record["method"])
         self.questions[group] += 1
         self.hits[group] += bool(record.get("hit"))
         self.errors[group] += record.get("error") is not None
+        self.abstention[group].add(record)
 
-    def accuracy(self, group: tuple[str, str]) -> float:
-        return self.hits[group] / self.questions[group] if self.questions[group] else 0.0
+    def accuracy(self, group: tuple[str, str]) -> float | None:
+        """Hits@1 over the group's answerable questions (None without any)."""
+        answerable = self.abstention[group].answerable
+        return self.hits[group] / answerable if answerable else None
 
     def line(self) -> str:
         """Running Hits@1 of each method over all datasets so far: ``rok 0.22 io 0.02``."""
         hits: dict[str, int] = defaultdict(int)
         asked: dict[str, int] = defaultdict(int)
-        for group, n in self.questions.items():
+        for group in self.questions:
             hits[group[1]] += self.hits[group]
-            asked[group[1]] += n
+            asked[group[1]] += self.abstention[group].answerable
         return " ".join(f"{m} {hits[m] / n:.2f}" for m, n in asked.items() if n)
 
 
@@ -177,7 +185,7 @@ class Evaluator:
             )
             record.update(self.scorer.score(item, answer))
         except MiddlewareError as err:
-            record.update(error_record(err))
+            record.update(error_record(err, answerable=item.answerable))
             record["seconds"] = round(time.perf_counter() - started, 4)
         return record
 

@@ -12,6 +12,7 @@ from typing import Any
 from pyoxigraph import NamedNode
 
 from middleware.errors import MiddlewareError
+from middleware.eval.abstention import abstains
 from middleware.eval.items import EvalItem
 from middleware.eval.metrics import choice_correct, evidence_recall, hits_at_1, rouge_l
 from middleware.kg.base import KnowledgeGraph
@@ -33,6 +34,7 @@ def base_record(dataset: str, split: str, method: str, item: EvalItem) -> dict[s
         "id": item.id,
         "question": item.question,
         "gold": list(item.answers),
+        "answerable": item.answerable,
         "choices": list(item.choices),
         "meta": dict(item.meta),
     }
@@ -66,10 +68,12 @@ class Scorer:
         return names
 
     def score(self, item: EvalItem, answer: Answer) -> dict[str, Any]:
-        """Metrics and cost of one answer."""
+        """Metrics and cost of one answer. An unanswerable item has no Hits@1, ROUGE-L
+        or evidence recall (``None``): only whether the answer abstained counts."""
         usage = answer.usage
         record: dict[str, Any] = {
             "prediction": answer.answer,
+            "abstained": abstains(answer.answer, found=answer.found),
             "entities": [entity_dict(e) for e in answer.entities[:5]],
             "grounding": answer.grounding,
             "warnings": len(answer.warnings),
@@ -80,6 +84,8 @@ class Scorer:
         if item.choices and item.answer_key is not None:
             record["choice_correct"] = choice_correct(answer.answer, item.answer_key, item.choices)
             record["hit"] = record["choice_correct"]
+        elif not item.answerable:
+            record["hit"] = None
         else:
             record["hit"] = hits_at_1(
                 answer.answer, item.answers, top_names=self._top_names(answer)
@@ -91,19 +97,23 @@ class Scorer:
             for triple in triples:
                 terms += [triple.subject, triple.object]
             names = self._names(list(dict.fromkeys(terms)))
-            record["evidence_recall"] = evidence_recall(item.answers, names)
+            recall = evidence_recall(item.answers, names)
+            record["evidence_recall"] = recall if item.answerable else None
             record["evidence_triples"] = len(triples)
         else:
-            record["evidence_recall"] = None if answer.grounding == "not-applicable" else False
+            none = answer.grounding == "not-applicable" or not item.answerable
+            record["evidence_recall"] = None if none else False
             record["evidence_triples"] = 0
         return record
 
 
-def error_record(err: BaseException) -> dict[str, Any]:
-    """The fields of a question that failed: no answer, the error's class and message."""
+def error_record(err: BaseException, *, answerable: bool = True) -> dict[str, Any]:
+    """The fields of a question that failed: no answer (wrong, when there was one to
+    give; not an abstention), the error's class and message."""
     return {
         "prediction": None,
-        "hit": False,
+        "hit": False if answerable else None,
+        "abstained": False,
         "evidence_recall": None,
         "error": {"class": type(err).__name__, "message": str(err)[:500]},
     }

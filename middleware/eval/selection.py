@@ -22,6 +22,8 @@ from middleware.errors import BadRequest
 from middleware.eval.datasets import load_dataset, sample
 from middleware.eval.items import EvalItem
 from middleware.eval.multiple_choice import draw_with_choices, mc_hops
+from middleware.eval.unanswerable import NAME as UNANSWERABLE
+from middleware.eval.unanswerable import sample_by_kind
 from middleware.kg.base import KnowledgeGraph
 
 
@@ -66,18 +68,24 @@ def choose(
 ) -> list[QuestionSet]:
     """Each dataset's questions: filtered by ``keep``, by fold, then ``limit`` drawn;
     multiple-choice variants (``metaqa-2hop-mc``) get their choices from ``graph``
-    while drawn (``eval/multiple_choice.py``)."""
+    while drawn (``eval/multiple_choice.py``); ``unanswerable-metaqa`` is generated with
+    ``seed`` and drawn with as many of each kind as can be. Only held-out questions may
+    be unanswerable: there is nothing to learn from them."""
     if (folds is None) != (fold is None):
         raise BadRequest("give --folds K and --fold I together")
+    if not held_out and UNANSWERABLE in datasets:
+        raise BadRequest(f"{UNANSWERABLE} has no gold answers to learn from")
     chosen = []
     for name in datasets:
-        data = load_dataset(name, split=split, data_dir=data_dir, keep=keep)
+        data = load_dataset(name, split=split, data_dir=data_dir, keep=keep, seed=seed)
         items = list(data.items)
         if folds is not None and fold is not None:
             items = in_folds(items, folds=folds, fold=fold, held_out=held_out)
         problems = list(data.report.problems)
         hops = mc_hops(name)
-        if hops is None:
+        if name == UNANSWERABLE:
+            picked = sample_by_kind(items, limit=limit, seed=seed)
+        elif hops is None:
             picked = sample(items, limit=limit, seed=seed)
         elif graph is None:
             raise BadRequest(f"{name} builds its choices from the graph; none was given")

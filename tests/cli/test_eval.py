@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,7 @@ from middleware.cli import main
 from middleware.llm.scripted import ScriptedLLM
 from tests.cli_helpers import rok_script, run
 from tests.conftest import DATA
+from tests.eval import tiny_metaqa
 
 EVAL = DATA / "eval"
 
@@ -32,7 +34,7 @@ def test_eval_resume_and_report(
     assert code == 0, err
     assert "own (custom): 2 of 2 questions; 4 malformed lines skipped" in err
     assert "own.jsonl:3: the answer 'Rome' is not one of the choices" in err
-    assert "own      rok     2          1.000   0" in stdout
+    assert "own      rok     2          1.000   0.000      0" in stdout
     assert "4 answered (0 failed), 0 already done" in stdout
     assert len((out / "results.jsonl").read_text().splitlines()) == 4
     code, stdout, _ = run(capsys, *args, "--out", str(out), "--no-progress", "--json")
@@ -44,6 +46,11 @@ def test_eval_resume_and_report(
         "questions": 2,
         "hits_at_1": 1.0,
         "errors": 0,
+        "answerable": 2,
+        "unanswerable": 0,
+        "abstained": 0.0,
+        "abstained_answerable": 0.0,
+        "abstained_by_kind": {},
     }
     code, stdout, _ = run(capsys, "report", str(out))
     assert code == 0 and stdout.splitlines()[0] == str(out / "report.md")
@@ -130,3 +137,67 @@ def test_eval_with_the_embedded_model(capsys: pytest.CaptureFixture[str], tmp_pa
     assert isinstance(rows[0]["hit"], bool) and "rouge_l" in rows[0]
     code, _, _ = run(capsys, "report", str(tmp_path))
     assert code == 0 and (tmp_path / "accuracy_by_method.png").is_file()
+
+
+def knows_the_kb(prompt: str) -> str:
+    """The IO model of a tiny MetaQA: names Michael Mann when the question holds a name
+    of the graph, else says the graph does not hold the answer."""
+    question = prompt.rsplit("Question:", 1)[-1]
+    names = {n for s, _, o in tiny_metaqa.triples() for n in (s, o)}
+    known = any(re.search(rf"\b{re.escape(n)}\b", question) for n in names)
+    return "Michael Mann" if known else "Not found in the graph."
+
+
+def test_eval_unanswerable_metaqa_with_metaqa_reports_abstention(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    llm = ScriptedLLM([("Answer:$", knows_the_kb)])
+    monkeypatch.setattr(workspace_module, "open_llm", lambda settings: llm)
+    data = tiny_metaqa.write_metaqa(tmp_path / "data")
+    out = tmp_path / "run"
+    code, stdout, err = run(
+        capsys,
+        "eval",
+        "--dataset", "metaqa-1hop",
+        "--dataset", "unanswerable-metaqa",
+        "--data-dir", str(data),
+        "--limit", "4",
+        "--seed", "1",
+        "--method", "io",
+        "--out", str(out),
+        "--no-progress",
+        "--json",
+    )  # fmt: skip
+    assert code == 0, err
+    assert "unanswerable-metaqa (dev): 4 of 34 questions (seed 1)" in err
+    assert "17 questions of each kind, not 100" in err
+    rows = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    made_up = [r for r in rows if r["meta"].get("kind") == "made-up-entity"]
+    # a made-up name with a real word of the graph in it ("Nine") draws an answer
+    assert [(r["meta"]["real_word"], r["abstained"]) for r in made_up] == [
+        ("", True),
+        ("Nine", False),
+    ]
+    metaqa, unanswerable = json.loads(stdout)["groups"]
+    assert metaqa == {
+        "dataset": "metaqa-1hop",
+        "method": "io",
+        "questions": 4,
+        "hits_at_1": metaqa["hits_at_1"],
+        "errors": 0,
+        "answerable": 4,
+        "unanswerable": 0,
+        "abstained": 0.0,
+        "abstained_answerable": 0.0,
+        "abstained_by_kind": {},
+    }
+    assert unanswerable["hits_at_1"] is None and unanswerable["abstained"] == 0.25
+    assert unanswerable["abstained_by_kind"] == {"made-up-entity": 0.5, "absent-relation": 0.0}
+    code, stdout, _ = run(capsys, "eval", "--dataset", "unanswerable-metaqa", "--data-dir",
+                          str(data), "--limit", "4", "--seed", "1", "--method", "io", "--out",
+                          str(out), "--no-progress")  # fmt: skip
+    assert code == 0
+    assert "hits@1  abstained  abstained (answerable)  abstained (made-up-entity)" in stdout
+    assert "unanswerable-metaqa  io      4          –       0.250      –" in stdout
+    code, _, _ = run(capsys, "report", str(out))
+    assert code == 0 and "## Abstention" in (out / "report.md").read_text()

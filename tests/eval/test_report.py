@@ -124,3 +124,60 @@ def test_bootstrap_interval_is_scipys_bias_corrected_one() -> None:
     assert bootstrap_interval([1.0] * 10, seed=0) == (1.0, 1.0)
     assert bootstrap_interval([0.0] * 10, seed=0) == (0.0, 0.0)
     assert bootstrap_interval([], seed=0) == (0.0, 0.0)
+
+
+def unanswerable(method: str, n: int, kind: str, abstained: bool) -> dict[str, Any]:
+    row = record("unanswerable-metaqa", method, n, False, evidence_recall=None, rouge_l=None)
+    return {**row, "hit": None, "answerable": False, "abstained": abstained, "meta": {"kind": kind}}
+
+
+def mixed(folder: Path) -> Path:
+    """rok: 6 of 10 answerable right, 2 of them withheld; 3 of 4 made-up entities and
+    1 of 4 absent relations withheld."""
+    folder.mkdir(parents=True, exist_ok=True)
+    rows = [record("metaqa-1hop", "rok", n, n < 6, abstained=n >= 8) for n in range(10)]
+    rows += [unanswerable("rok", 10 + n, "made-up-entity", n < 3) for n in range(4)]
+    rows += [unanswerable("rok", 20 + n, "absent-relation", n < 1) for n in range(4)]
+    (folder / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return folder
+
+
+def test_abstention_next_to_hits_and_unanswerable_questions_out_of_them(tmp_path: Path) -> None:
+    rows = [
+        json.loads(line) for line in (mixed(tmp_path) / "results.jsonl").read_text().splitlines()
+    ]
+    answerable, unanswerable_set = summarize(rows, seed=0)
+    assert (answerable.accuracy, answerable.answerable, answerable.abstained) == (0.6, 10, 0.2)
+    assert answerable.abstained_answerable == 0.2 and answerable.unanswerable_by_kind == {}
+    assert unanswerable_set.accuracy is None and unanswerable_set.low is None
+    assert unanswerable_set.abstained_by_kind == {"made-up-entity": 0.75, "absent-relation": 0.25}
+    assert unanswerable_set.unanswerable_by_kind == {"made-up-entity": 4, "absent-relation": 4}
+    assert unanswerable_set.abstained == 0.5 and unanswerable_set.abstained_answerable is None
+    out = tmp_path / "report"
+    write_report([tmp_path], out)
+    text = (out / "report.md").read_text()
+    assert "| metaqa-1hop | dev | rok | 10 | 60.0 (" in text and ") | 20.0 |" in text
+    assert "| unanswerable-metaqa | dev | rok | 8 | – | 50.0 |" in text
+    assert "| abstained (made-up-entity) | abstained (absent-relation) | abstained (all) |" in text
+    assert "| metaqa-1hop | rok | 10 | 60.0 | 20.0 | 0 | – | – | 20.0 |" in text
+    assert "| unanswerable-metaqa | rok | 0 | – | – | 8 | 75.0 | 25.0 | 50.0 |" in text
+    summary = json.loads((out / "summary.json").read_text())
+    assert (
+        summary[1]["accuracy"] is None and summary[1]["abstained_by_kind"]["made-up-entity"] == 0.75
+    )
+
+
+def test_a_report_of_unanswerable_questions_only(tmp_path: Path) -> None:
+    folder = tmp_path / "run"
+    folder.mkdir()
+    rows = [unanswerable("io", n, "made-up-entity", n % 2 == 0) for n in range(4)]
+    (folder / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    written = write_report([folder], folder)
+    assert all(p.is_file() for p in written)
+    assert (
+        "| unanswerable-metaqa | io | 0 | – | – | 4 | 50.0 | 50.0 |"
+        in (folder / "report.md").read_text()
+    )
+    plain = results(tmp_path / "plain")
+    write_report([plain], plain)
+    assert "## Abstention" not in (plain / "report.md").read_text()

@@ -156,3 +156,18 @@ def test_a_bug_in_a_method_stops_the_run_and_keeps_what_was_written(
             plan([("films", "dev", QUESTIONS[:1])], ["io", "broken"])
         )
     assert [r["method"] for r in without_timing(tmp_path / "results.jsonl")] == ["io"]
+
+
+def test_unanswerable_questions_count_in_abstention_not_in_hits(
+    graph: LocalStore, tmp_path: Path
+) -> None:
+    made_up = EvalItem("u1", "Who directed Zorblax Nine?", meta={"kind": "made-up-entity"})
+    summary = evaluator(graph, tmp_path).run(
+        plan([("films", "dev", [QUESTIONS[0], made_up])], ["io"])
+    )
+    rows = {r["id"]: r for r in without_timing(tmp_path / "results.jsonl")}
+    assert rows["u1"]["hit"] is None and rows["u1"]["answerable"] is False
+    assert rows["u1"]["abstained"] is False  # the scripted model names James Cameron
+    assert summary.tally.accuracy(("films", "io")) == 1.0  # q1 right; u1 has no Hits@1
+    assert summary.tally.abstention[("films", "io")].by_kind() == {"made-up-entity": 0.0}
+    assert summary.tally.line() == "io 1.00"

@@ -1,0 +1,38 @@
+"""Scoring an answer: unanswerable questions have no Hits@1, only abstention."""
+
+from __future__ import annotations
+
+from middleware.errors import LLMError
+from middleware.eval.items import EvalItem
+from middleware.eval.scoring import Scorer, base_record, error_record
+from middleware.methods.answer import NOT_FOUND, Answer
+
+ANSWERABLE = EvalItem("a", "who directed Heat", ("Michael Mann",))
+MADE_UP = EvalItem("u", "who directed Zorblax Nine", meta={"kind": "made-up-entity"})
+
+
+def test_an_unanswerable_question_scores_only_its_abstention() -> None:
+    scorer = Scorer(None)
+    withheld = scorer.score(MADE_UP, Answer(MADE_UP.question, NOT_FOUND, "io"))
+    assert withheld["hit"] is None and withheld["abstained"] is True
+    assert withheld["evidence_recall"] is None and "rouge_l" not in withheld
+    guessed = scorer.score(MADE_UP, Answer(MADE_UP.question, "Michael Mann", "io"))
+    assert guessed["hit"] is None and guessed["abstained"] is False
+    record = base_record("unanswerable-metaqa", "dev", "io", MADE_UP)
+    assert record["answerable"] is False and record["gold"] == []
+    assert record["meta"] == {"kind": "made-up-entity"}
+
+
+def test_an_answerable_question_scores_hits_and_abstention() -> None:
+    scorer = Scorer(None)
+    right = scorer.score(ANSWERABLE, Answer(ANSWERABLE.question, "Michael Mann", "io"))
+    assert (right["hit"], right["abstained"]) == (True, False)
+    withheld = scorer.score(ANSWERABLE, Answer(ANSWERABLE.question, NOT_FOUND, "io"))
+    assert (withheld["hit"], withheld["abstained"]) == (False, True)
+    assert base_record("d", "dev", "io", ANSWERABLE)["answerable"] is True
+
+
+def test_a_failed_question_neither_hits_nor_abstains() -> None:
+    failed = error_record(LLMError("down"))
+    assert (failed["hit"], failed["abstained"]) == (False, False)
+    assert error_record(LLMError("down"), answerable=False)["hit"] is None

@@ -13,6 +13,10 @@ to go by, so only brackets and fuzzy matches count there.
 True
 >>> weak_link("who directed [Zorblax Nine]", "Nine", "folded")
 "'Nine' is only part of the name 'Zorblax Nine'"
+>>> weak_link("who acted in the films of The Woo of Raidrex", "Woo", "exact")
+"'Woo' is only part of the name 'Woo of Raidrex'"
+>>> weak_link("what is the capital of Australia", "Australia", "exact") is None
+True
 >>> weak_link("who directed heat", "heet", "fuzzy")
 "'heet' matched a label only approximately"
 """
@@ -62,18 +66,25 @@ _OPENERS = frozenset(
         "show",
     ]
 )
+_JOINERS = frozenset(["of", "the", "and", "de", "la", "le", "von", "van", "der", "del", "du", "y"])
 _BRACKETS = re.compile(r"\[([^\]]+)\]")
 _WORD = re.compile(r"[\w'’.&:-]+")
 
 
 def _capital_runs(question: str) -> list[str]:
-    """The runs of capitalised (or numeral) words, openers at a run's start dropped."""
+    """The runs of capitalised (or numeral) words, openers at a run's start dropped; a
+    lower-case joining word ("of", "the") between two capitalised words stays inside
+    ("The Woo of Raidrex")."""
+    words = _WORD.findall(question)
     runs: list[list[str]] = []
     current: list[str] = []
-    for word in _WORD.findall(question):
+    for index, word in enumerate(words):
+        following = words[index + 1] if index + 1 < len(words) else ""
         if word[:1].isupper() or word[:1].isdigit():
             if not current and word.lower() in _OPENERS:
                 continue
+            current.append(word)
+        elif current and word in _JOINERS and following[:1].isupper():
             current.append(word)
         else:
             if current:

@@ -233,6 +233,12 @@ class AnswerSettings:
         minimum=0.0,
         maximum=1.0,
     )
+    answer_calibration: str | None = setting(
+        None,
+        "A calibration file from `kgmw calibrate` (one fitted model per method) that turns "
+        "what an answer rests on into its confidence; empty: the one shipped with the "
+        "package.",
+    )
     answer_support_hops: int = setting(
         3,
         "Longest chain of evidence facts (RoK, QSM, PG) that may join a question entity "

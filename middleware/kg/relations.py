@@ -86,6 +86,10 @@ class RelationCatalog:
     def __contains__(self, iri: str) -> bool:
         return iri in self._relations
 
+    def iris(self) -> list[str]:
+        """The IRIs of the relations the catalogue describes."""
+        return list(self._relations)
+
     def get(self, iri: str) -> RelationInfo:
         found = self._relations.get(iri)
         return found if found is not None else RelationInfo(iri, humanize(iri))

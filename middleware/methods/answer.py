@@ -199,3 +199,4 @@ class Answer:
     support: list[Support] = field(default_factory=list)
     found: bool = True
     guess: Guess | None = None
+    basis: Any = None  # what the confidence rests on (a calibration.Basis)

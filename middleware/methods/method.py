@@ -22,6 +22,7 @@ from middleware.methods.answer import Answer, Evidence
 from middleware.methods.progress import StepListener
 from middleware.methods.run import AnswerPolicy, Run, check_question
 from middleware.methods.steps import final_answer, finish
+from middleware.planning.relation_fit import RelationFit
 from middleware.support.tracing import span
 from middleware.text.linking import EntityLinker
 from middleware.text.verbalize import Verbalizer
@@ -72,6 +73,13 @@ class MethodBase(ABC):
         self.policy = policy or AnswerPolicy()
         # each source's own linking and verbalizing settings, where a workspace knows them
         self.text_of: Callable[[KnowledgeGraph], TextSettings] | None = None
+        # per source, which relation a question asks about (part of an answer's confidence)
+        self.relation_fit: Callable[[KnowledgeGraph], RelationFit] | None = None
+
+    def use_relation_fit(self, fit_for: Callable[[KnowledgeGraph], RelationFit]) -> None:
+        """Weigh each supported answer by whether its support holds the relation the
+        question asks about, as ``fit_for`` reads it per source."""
+        self.relation_fit = fit_for
 
     def use_source_settings(self, text_of: Callable[[KnowledgeGraph], TextSettings]) -> None:
         """Link and verbalize each graph with the settings of its own source (a question
@@ -110,6 +118,8 @@ class MethodBase(ABC):
             policy=self.policy if self.graph_method else replace(self.policy, graph_only=False),
             listener=listener,
         )
+        if self.relation_fit is not None and self.graph_method:
+            run.relation_fits = {g.name: self.relation_fit(g) for g in graphs}
         names = ",".join(g.name for g in graphs)
         with span("kgmw.answer", method=self.name, sources=names) as root:
             answer = self._answer(run, graphs)

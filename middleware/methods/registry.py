@@ -32,7 +32,7 @@ from middleware.kg.base import KnowledgeGraph
 from middleware.llm.base import LLM
 from middleware.methods.baselines import IO, CoT
 from middleware.methods.ksl import KnowledgeSolver
-from middleware.methods.method import Method
+from middleware.methods.method import Method, MethodBase
 from middleware.methods.plan import Plan
 from middleware.methods.pseudograph import PseudoGraph
 from middleware.methods.qsm import QSM
@@ -41,8 +41,10 @@ from middleware.methods.rok import RoK
 from middleware.methods.run import AnswerPolicy
 from middleware.methods.sc import SelfConsistency
 from middleware.methods.with_plan import PlanAware, WithPlan, takes_planning
+from middleware.planning.relation_fit import RelationFit
 from middleware.text.embeddings.encoders import Encoder
 from middleware.text.embeddings.factory import open_encoder
+from middleware.text.verbalize import Verbalizer
 
 
 @dataclass
@@ -248,4 +250,22 @@ def build_method(
     """The method ``name`` over ``graph`` with ``llm``, configured by ``settings``;
     ``encoder`` gives the shared encoder (default: one opened for this method)."""
     parts = MethodParts(settings, llm, graph, encoder or SharedEncoder(settings))
-    return method_spec(name).build(parts)
+    method = method_spec(name).build(parts)
+    if isinstance(method, MethodBase) and method.graph_method:
+        method.use_relation_fit(relation_fits(parts))
+    return method
+
+
+def relation_fits(parts: MethodParts) -> Callable[[KnowledgeGraph], RelationFit]:
+    """One ``RelationFit`` per graph, over the shared encoder (opened on first use)."""
+    made: dict[int, RelationFit] = {}
+    lock = threading.Lock()
+
+    def fit_for(graph: KnowledgeGraph) -> RelationFit:
+        with lock:
+            if id(graph) not in made:
+                verbalizer = Verbalizer(graph, literal_max_chars=parts.settings.literal_max_chars)
+                made[id(graph)] = RelationFit(parts.encoder, verbalizer)
+            return made[id(graph)]
+
+    return fit_for

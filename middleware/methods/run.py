@@ -31,6 +31,7 @@ from middleware.llm.prompt_templates import Prompt, flatten
 from middleware.llm.session import LLMSession
 from middleware.methods.answer import Evidence, QuestionEntity, Step, StepUsage, Usage
 from middleware.methods.progress import StepEvent, StepListener
+from middleware.planning.relation_fit import RelationFit
 from middleware.support.tracing import span
 from middleware.text.link_strength import weak_link
 
@@ -47,6 +48,7 @@ class AnswerPolicy:
     min_confidence: float = _DEFAULTS.answer_min_confidence  # below it: say not found
     allow_ungrounded: bool = False  # every source failed: answer without evidence
     support_hops: int = _DEFAULTS.answer_support_hops  # longest chain that supports
+    calibration: str | None = None  # a calibration file; None: the shipped one
 
     @classmethod
     def from_settings(cls, settings: AnswerSettings) -> AnswerPolicy:
@@ -55,6 +57,7 @@ class AnswerPolicy:
             min_confidence=settings.answer_min_confidence,
             allow_ungrounded=settings.allow_ungrounded,
             support_hops=settings.answer_support_hops,
+            calibration=settings.answer_calibration,
         )
 
 
@@ -138,6 +141,7 @@ class Run:
         self._started = time.perf_counter()
         self._queries_at_start = _query_count(self.graphs)
         self.asked: dict[str, QuestionEntity] = {}  # entities the question names, by IRI
+        self.relation_fits: dict[str, RelationFit] = {}  # per source, where the method has one
 
     @contextmanager
     def step(self, name: str) -> Iterator[Step]:

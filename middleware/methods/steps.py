@@ -53,14 +53,13 @@ from middleware.methods.answer import (
     Guess,
     Support,
 )
+from middleware.methods.calibration import Basis, load_calibration
 from middleware.methods.grounding import ground_answer
 from middleware.methods.run import PriorEvidence, Run
 from middleware.methods.support import SupportRule, find_support, weakest
 from middleware.text.folding import fold
 from middleware.text.linking import EntityLinker
 from middleware.text.verbalize import Verbalizer
-
-WEAK_LINK_FACTOR = 0.4  # a weakly linked question entity: confidence times this
 
 
 def clean_answer(text: str) -> str:
@@ -197,20 +196,39 @@ def _support_rank(answers: set[str], evidence: Evidence) -> int | None:
     return None
 
 
-def confidence(
-    text: str, evidence: Evidence, support: Sequence[Support], score: float | None
-) -> float:
-    """How well the graph backs the answer (see the module docstring)."""
-    if not text or text == NOT_FOUND:
-        return 0.0
+def basis_of(
+    run: Run, text: str, evidence: Evidence, support: Sequence[Support], score: float | None
+) -> Basis:
+    """What the answer's confidence rests on (``methods/calibration.py``)."""
+    given = bool(text) and text != NOT_FOUND
     if not support:
-        return 0.2 if evidence else 0.1
+        return Basis(given=given, evidence=bool(evidence))
     rank = _support_rank({s.answer for s in support}, evidence) or 1
-    share = score if score is not None else 1.0 / rank
-    value = 0.5 + 0.5 * min(max(share, 0.0), 1.0)
-    if weakest(support) is not None:
-        value *= WEAK_LINK_FACTOR
-    return round(value, 4)
+    return Basis(
+        given=given,
+        evidence=True,
+        supported=True,
+        share=score if score is not None else 1.0 / rank,
+        rank=rank,
+        hops=min(len(s.triples) for s in support),
+        weak=weakest(support) is not None,
+        relation_gap=_relation_gap(run, support),
+    )
+
+
+def _relation_gap(run: Run, support: Sequence[Support]) -> float:
+    """The smallest gap, over the supporting chains, between the relation the question
+    asks about and the relations a chain holds (0 where no source can tell)."""
+    gaps = []
+    for chain in support:
+        fit = run.relation_fits.get(chain.triples[0].source or "") if chain.triples else None
+        asked = run.asked.get(chain.start)
+        if fit is None or asked is None or not asked.span:
+            return 0.0
+        held = {t.predicate.value for t in chain.triples}
+        gap, _ = fit.gap(run.question, asked.span, held)
+        gaps.append(gap)
+    return round(min(gaps), 4) if gaps else 0.0
 
 
 def finish(
@@ -235,8 +253,9 @@ def finish(
     chains = find_support(
         evidence, run.asked, [e.iri for e in kept], rule=rule, max_hops=policy.support_hops
     )
-    score = confidence(text, evidence, chains, support)
-    given = bool(text) and text != NOT_FOUND
+    basis = basis_of(run, text, evidence, chains, support)
+    score = load_calibration(policy.calibration).confidence(run.method, basis)
+    given = basis.given
     weak = weakest(chains)
     if given and weak is not None:
         run.warn(f"the question's entity is linked only weakly ({weak}); confidence lowered")
@@ -270,4 +289,5 @@ def finish(
         support=chains,
         found=given,
         guess=guess,
+        basis=basis,
     )

@@ -17,6 +17,8 @@ True
 "'Woo' is only part of the name 'Woo of Raidrex'"
 >>> weak_link("what is the capital of Australia", "Australia", "exact") is None
 True
+>>> weak_link("Which film did Kate Winslet and Leonardo DiCaprio star in?", "Kate Winslet", "exact") is None
+True
 >>> weak_link("who directed heat", "heet", "fuzzy")
 "'heet' matched a label only approximately"
 """
@@ -66,7 +68,7 @@ _OPENERS = frozenset(
         "show",
     ]
 )
-_JOINERS = frozenset(["of", "the", "and", "de", "la", "le", "von", "van", "der", "del", "du", "y"])
+_JOINERS = frozenset(["of", "the", "de", "la", "le", "von", "van", "der", "del", "du"])
 _BRACKETS = re.compile(r"\[([^\]]+)\]")
 _WORD = re.compile(r"[\w'’.&:-]+")
 

@@ -1,0 +1,99 @@
+"""Which relation a question asks about, and whether the evidence that supports an
+answer holds it.
+
+"What language is Heat in?" asks about ``in language``. When the only evidence
+joining Heat to the answer is ``Heat | has genre | Crime``, the answer is supported by
+a path, but not along the relation asked about: the graph does not hold Heat's
+language. The question, its entity masked (``planning/masking.py``), is compared by
+meaning with each relation of the graph read as a question would name it
+(``relpaths.phrase``, both directions); the best is the relation asked about. A chain
+of evidence fits when it holds that relation, or one read nearly as well
+(within ``MARGIN`` of cosine).
+
+The relations compared are those of the source's profile (its relation ontology),
+those seen in the evidence, and any given at construction (a path memory's).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterable
+
+import numpy as np
+from pyoxigraph import NamedNode
+
+from middleware.planning.masking import mask
+from middleware.planning.relpaths import phrase
+from middleware.text.embeddings.encoders import Encoder, normalize
+from middleware.text.verbalize import Verbalizer
+
+MARGIN = 0.08  # a held relation read this close to the best one fits as well
+
+
+class RelationFit:
+    """Relation fit over one source (safe to share between threads)."""
+
+    def __init__(
+        self,
+        encoder: Callable[[], Encoder],
+        verbalizer: Verbalizer,
+        *,
+        relations: Iterable[str] = (),
+    ) -> None:
+        self.encoder = encoder  # opened on first use
+        self.verbalizer = verbalizer
+        self._known: set[str] = set(verbalizer.relations.iris()) | set(relations)
+        self._vectors: dict[tuple[str, bool], np.ndarray] = {}
+        self._lock = threading.Lock()
+
+    def _prepare(self, predicates: Iterable[str]) -> list[tuple[str, bool]]:
+        with self._lock:
+            self._known |= set(predicates)
+            keys = [(p, forward) for p in sorted(self._known) for forward in (True, False)]
+            missing = [k for k in keys if k not in self._vectors]
+            if missing:
+                texts = [
+                    phrase(((NamedNode(p), forward),), self.verbalizer) for p, forward in missing
+                ]
+                vectors = normalize(self.encoder().encode(texts))
+                self._vectors.update(zip(missing, vectors, strict=True))
+            return keys
+
+    def ranking(
+        self, question: str, span: str, seen: Iterable[str] = ()
+    ) -> list[tuple[str, float]]:
+        """The relations (IRIs) by how well they read as what the question asks about,
+        best first, with their cosine."""
+        keys = self._prepare(seen)
+        if not keys:
+            return []
+        query = normalize(self.encoder().encode([mask(question, span)]))[0]
+        best: dict[str, float] = {}
+        for key in keys:
+            score = float(np.dot(self._vectors[key], query))
+            best[key[0]] = max(best.get(key[0], -1.0), score)
+        return sorted(best.items(), key=lambda item: (-item[1], item[0]))
+
+    def gap(self, question: str, span: str, held: Iterable[str]) -> tuple[float, str | None]:
+        """How much better the best relation reads as the question than the best of
+        ``held`` (0 when one of them is the best), and the best relation's name."""
+        held = set(held)
+        ranking = self.ranking(question, span, held)
+        if not ranking or ranking[0][0] in held:
+            return 0.0, None
+        holds = max((score for iri, score in ranking if iri in held), default=-1.0)
+        return max(ranking[0][1] - holds, 0.0), self.verbalizer.relation(NamedNode(ranking[0][0]))
+
+    def misfit(self, question: str, span: str, held: Iterable[str]) -> str | None:
+        """Why the relations ``held`` by a supporting chain do not answer the question
+        (the relation it asks about is another), or None when they fit."""
+        held = set(held)
+        ranking = self.ranking(question, span, held)
+        if not ranking or ranking[0][0] in held:
+            return None
+        asked, top = ranking[0]
+        holds = max((score for iri, score in ranking if iri in held), default=-1.0)
+        if top - holds < MARGIN:
+            return None
+        name = self.verbalizer.relation(NamedNode(asked))
+        return f"the question asks about {name!r}, which the supporting evidence does not hold"

@@ -82,6 +82,7 @@ DEV_IMPORTS = {
     "networkx": "networkx",
     "selenium": "selenium",
     "httpx": "httpx",
+    "jsonschema": "jsonschema",
     "ruff": "ruff",
     "mypy": "mypy",
     "langchain-tests": "langchain_tests",

@@ -69,11 +69,17 @@ class Scorer:
 
     def score(self, item: EvalItem, answer: Answer) -> dict[str, Any]:
         """Metrics and cost of one answer. An unanswerable item has no Hits@1, ROUGE-L
-        or evidence recall (``None``): only whether the answer abstained counts."""
+        or evidence recall (``None``): only whether the answer abstained counts. A
+        withheld answer's prediction is the not-found text (a miss); the record keeps
+        ``found``, the ``guess`` the method would have given and how many chains
+        ``support`` the answer."""
         usage = answer.usage
         record: dict[str, Any] = {
             "prediction": answer.answer,
             "abstained": abstains(answer.answer, found=answer.found),
+            "found": answer.found,
+            "guess": answer.guess.answer if answer.guess is not None else None,
+            "support": len(answer.support),
             "entities": [entity_dict(e) for e in answer.entities[:5]],
             "grounding": answer.grounding,
             "warnings": len(answer.warnings),

@@ -65,7 +65,9 @@ class KGAskTool(_GraphTool):
     name: str = "kg_ask"
     description: str = (
         "Answer a factual question from the knowledge graph. Returns the answer, whether "
-        "the graph backs it, and the graph facts and paths it rests on."
+        "the graph backs it, the facts that support it and the graph facts and paths it "
+        "rests on; or says the graph does not hold the answer, with a best guess that the "
+        "graph does not support."
     )
     args_schema: type[BaseModel] = AskInput
     response_format: Literal["content", "content_and_artifact"] = "content_and_artifact"

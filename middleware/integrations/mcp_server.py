@@ -68,7 +68,12 @@ def build_server(state: ServiceState) -> MCPServer[Any]:
     )
     tools = GraphTools(state)
 
-    @server.tool(description="Answer a question from the knowledge graph, with its evidence.")
+    @server.tool(
+        description="Answer a question from the knowledge graph, with its evidence and the "
+        "chains of facts that support the answer. When the graph does not hold the answer, "
+        "answer is null and guess holds what the method would have said, not supported by "
+        "the graph; summary says it in words."
+    )
     async def ask(
         question: Annotated[str, Field(description="The question, in natural language.")],
         method: MethodName = None,

@@ -16,6 +16,7 @@ from typing import Any
 from pyoxigraph import NamedNode
 
 from middleware.errors import BadRequest, NotFound
+from middleware.integrations.answer_text import answer_text
 from middleware.kg.operations import GraphOperations
 from middleware.kg.profiles import available_profiles, load_profile
 from middleware.kg.sparql_guard import QueryDataset
@@ -32,6 +33,7 @@ from middleware.text.verbalize import Verbalizer
 CALLER = ""
 BASE_IRI = "urn:kgmw:mcp"  # relative IRIs in queries resolve against this (or sparql_base_iri)
 DIRECTIONS = ("both", "out", "in")
+SUMMARY_EVIDENCE = 10  # evidence items in ask's summary (the JSON beside it holds them all)
 
 
 class GraphTools:
@@ -43,10 +45,12 @@ class GraphTools:
 
     # -- tools ------------------------------------------------------------------------
     def ask(self, question: str, method: str | None = None, source: str | None = None) -> Any:
-        """The answer to ``question`` with its evidence, entities, warnings and usage."""
+        """The Answer JSON of ``question`` (``answer`` null and ``found`` false when the
+        graph does not hold it, the withheld ``guess``, the ``support``, evidence,
+        entities, warnings, usage) and ``summary``, the same in words for an agent."""
         runner = self.state.method(method, source)
         answer = runner.run(question, budget=self.state.budget(None))
-        return answer_dict(answer)
+        return {**answer_dict(answer), "summary": answer_text(answer, SUMMARY_EVIDENCE)}
 
     def sparql(self, query: str, source: str | None = None) -> Any:
         """A read-only query's result as SPARQL JSON results (``head`` with ``results`` or

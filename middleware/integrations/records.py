@@ -1,5 +1,7 @@
 """An answer's evidence as retrieval records: the verbalized text, metadata naming the
-graph terms (IRIs), the source, the method and the score where the method gives one.
+graph terms (IRIs), the source, the method, the score where the method gives one, and
+``supports_answer``: whether the item holds a triple of a chain that supports the
+answer (``Answer.support``; none does when the graph does not hold the answer).
 
 Paths come first, highest score first when the method scored every path (``plan``
 interleaves its plans' walks so each is represented; a retriever's first ``k`` should be
@@ -17,6 +19,8 @@ built from these, so they carry the same text and metadata.
 >>> [record] = evidence_records(answer, 5)
 >>> record.text, record.metadata["object"], record.metadata["source"], record.score
 ('Heat | directed by | Mann', 'http://example.org/Mann', 'films', None)
+>>> record.metadata["supports_answer"]
+False
 """
 
 from __future__ import annotations
@@ -48,8 +52,9 @@ def evidence_records(answer: Answer, k: int) -> list[EvidenceRecord]:
     paths = answer.evidence.paths
     if all(item.score is not None for item in paths):  # a stable sort: ties keep their order
         paths = sorted(paths, key=lambda item: -(item.score or 0.0))
-    records = [_path_record(item, answer.method) for item in paths]
-    records += [_triple_record(item, answer.method) for item in answer.evidence.triples]
+    support = {triple.key() for chain in answer.support for triple in chain.triples}
+    records = [_path_record(item, answer.method, support) for item in paths]
+    records += [_triple_record(item, answer.method, support) for item in answer.evidence.triples]
     return records[:k]
 
 
@@ -71,7 +76,9 @@ def _key(kind: str, body: Any) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 
-def _path_record(item: EvidencePath, method: str) -> EvidenceRecord:
+def _path_record(
+    item: EvidencePath, method: str, support: set[tuple[str, str, str]]
+) -> EvidenceRecord:
     path: Path = item.path
     hops = [_hop(hop.triple, hop.forward) for hop in path.hops]
     metadata: dict[str, Any] = {
@@ -80,13 +87,16 @@ def _path_record(item: EvidencePath, method: str) -> EvidenceRecord:
         "hops": hops,
         "source": item.source,
         "method": method,
+        "supports_answer": any(hop.triple.key() in support for hop in path.hops),
     }
     if item.score is not None:
         metadata["score"] = item.score
     return EvidenceRecord(item.text, metadata, item.score, _key("path", hops))
 
 
-def _triple_record(item: EvidenceTriple, method: str) -> EvidenceRecord:
+def _triple_record(
+    item: EvidenceTriple, method: str, support: set[tuple[str, str, str]]
+) -> EvidenceRecord:
     triple = item.triple
     metadata: dict[str, Any] = {
         "kind": "triple",
@@ -95,5 +105,6 @@ def _triple_record(item: EvidenceTriple, method: str) -> EvidenceRecord:
         "source": triple.source,
         "method": method,
         "role": item.role,
+        "supports_answer": triple.key() in support,
     }
     return EvidenceRecord(item.text, metadata, None, _key("triple", list(triple.key())))

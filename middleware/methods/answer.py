@@ -19,6 +19,8 @@ from middleware.kg.terms import Term
 # baselines) not looked for.
 Grounding = Literal["paths", "neighbourhood", "none", "not-applicable"]
 NOT_FOUND = "Not found in the graph."
+# What a front end says in words when an answer is not found (``Answer.found`` false).
+NOT_HELD = "The graph does not hold the answer."
 
 
 @dataclass(frozen=True)

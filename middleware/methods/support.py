@@ -34,7 +34,7 @@ from urllib.parse import unquote
 
 from pyoxigraph import NamedNode
 
-from middleware.kg.base import Triple
+from middleware.kg.base import Hop, Path, Triple
 from middleware.methods.answer import Evidence, QuestionEntity, Support
 
 SupportRule = Literal["walks", "facts"]
@@ -157,6 +157,19 @@ def _plain(triple: Triple) -> str:
 
 def _local(iri: str) -> str:
     return unquote(iri.rstrip("/").rsplit("/", 1)[-1].rsplit("#", 1)[-1])
+
+
+def support_path(chain: Support) -> Path:
+    """The chain as a walk from the question's entity to the answer's: each triple read
+    in the direction that continues from where the last one ended."""
+    hops: list[Hop] = []
+    at = chain.start
+    for triple in chain.triples:
+        forward = isinstance(triple.subject, NamedNode) and triple.subject.value == at
+        hops.append(Hop(triple, forward=forward))
+        end = triple.object if forward else triple.subject
+        at = _node_key(end)
+    return Path(tuple(hops))
 
 
 def weakest(support: Sequence[Support]) -> str | None:

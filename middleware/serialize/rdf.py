@@ -3,6 +3,10 @@
 The run is a ``prov:Activity`` that used the question and the evidence statements and
 generated the answer; each step is an activity of its own with its costs. Evidence
 triples are reified (``rdf:subject/predicate/object``) and keep their source name.
+The answer says whether it was ``found``; each chain that supports it is a
+``kgmw:SupportChain`` (from the question's entity to the answer's, its statements as an
+``rdf:List`` in order). An answer the graph does not hold has no text and no entities:
+what the method would have said is a ``kgmw:Guess`` of its own, never the answer.
 """
 
 from __future__ import annotations
@@ -13,11 +17,12 @@ from pyoxigraph import BlankNode as OxBlank
 from pyoxigraph import Literal as OxLiteral
 from pyoxigraph import NamedNode as OxNamed
 from rdflib import RDF, RDFS, BNode, Graph, Literal, Namespace, URIRef
+from rdflib.collection import Collection
 from rdflib.term import Node
 
 from middleware.kg.base import Triple
 from middleware.kg.terms import Term
-from middleware.methods.answer import Answer, Step, Usage
+from middleware.methods.answer import Answer, Guess, Step, Support, Usage
 
 KGMW = Namespace("https://kgmw.dev/ns#")
 PROV = Namespace("http://www.w3.org/ns/prov#")
@@ -79,6 +84,37 @@ class _Writer:
             self.add(node, prop, Literal(count, datatype=XSD.integer))
         self.add(node, KGMW.seconds, Literal(f"{spent.seconds:.4f}", datatype=XSD.decimal))
 
+    def support(self, answer: URIRef, chain: Support, position: int) -> None:
+        """A chain of evidence statements from a question entity to an answer entity."""
+        node = self.node(f"support-{position}")
+        self.add(answer, KGMW.supportedBy, node)
+        self.add(node, RDF.type, KGMW.SupportChain)
+        self.add(node, KGMW.position, Literal(position, datatype=XSD.integer))
+        self.add(node, KGMW.fromEntity, URIRef(chain.start))
+        self.add(node, KGMW.toEntity, URIRef(chain.answer))
+        self.add(node, KGMW.text, Literal(chain.text))
+        if chain.weak:
+            self.add(node, KGMW.weakLink, Literal(chain.weak))
+        statements: list[Node] = [self.statement(t, None, "support") for t in chain.triples]
+        head = BNode()
+        Collection(self.graph, head, statements)
+        self.add(node, KGMW.statements, head)
+
+    def guess(self, answer: URIRef, run: URIRef, guess: Guess) -> None:
+        """What the method would have answered, withheld by the answer policy."""
+        node = self.node("guess")
+        self.add(answer, KGMW.guess, node)
+        self.add(node, RDF.type, KGMW.Guess)
+        self.add(node, PROV.wasGeneratedBy, run)
+        self.add(node, KGMW.text, Literal(guess.answer))
+        self.add(node, KGMW.confidence, Literal(f"{guess.confidence:.4f}", datatype=XSD.decimal))
+        self.add(node, KGMW.reason, Literal(guess.why))
+        for entity in guess.entities:
+            iri = URIRef(entity.iri)
+            self.add(node, KGMW.guessEntity, iri)
+            if entity.label:
+                self.add(iri, RDFS.label, Literal(entity.label))
+
     def write(self) -> str:
         a = self.answer
         run, answer, question = self.node("run"), self.node("answer"), self.node("question")
@@ -92,7 +128,9 @@ class _Writer:
         for choice in a.choices or []:
             self.add(question, KGMW.choice, Literal(choice))
         self.add(answer, RDF.type, KGMW.Answer)
-        self.add(answer, KGMW.text, Literal(a.answer))
+        if a.found:  # a withheld answer is not asserted: it is the guess
+            self.add(answer, KGMW.text, Literal(a.answer))
+        self.add(answer, KGMW.found, Literal(a.found))
         self.add(answer, KGMW.answers, question)
         self.add(answer, PROV.wasGeneratedBy, run)
         self.add(answer, KGMW.grounding, Literal(a.grounding))
@@ -127,6 +165,10 @@ class _Writer:
             node = self.statement(item.triple, item.text, item.role)
             self.add(run, PROV.used, node)
             self.add(answer, PROV.wasDerivedFrom, node)
+        for i, chain in enumerate(a.support, 1):
+            self.support(answer, chain, i)
+        if a.guess is not None:
+            self.guess(answer, run, a.guess)
         for i, step in enumerate(a.steps, 1):
             node = self.node(f"step-{i}")
             self.add(run, KGMW.hasStep, node)

@@ -5,13 +5,10 @@ from __future__ import annotations
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
+from middleware.server.openapi_schemas import SCHEMAS, ref
 from middleware.server.page_files import PAGE_FILES
 
 JSON = "application/json"
-
-
-def _ref(name: str) -> dict[str, str]:
-    return {"$ref": f"#/components/schemas/{name}"}
 
 
 def _json_response(description: str, schema: dict[str, Any]) -> dict[str, Any]:
@@ -19,95 +16,12 @@ def _json_response(description: str, schema: dict[str, Any]) -> dict[str, Any]:
 
 
 ERRORS = {
-    "400": _json_response("Invalid input; the message says what to fix.", _ref("Error")),
-    "401": _json_response("Missing or wrong API key (when keys are set).", _ref("Error")),
-    "413": _json_response("Request body larger than server_max_body.", _ref("Error")),
-    "429": _json_response("Rate limit reached; see Retry-After.", _ref("Error")),
-    "502": _json_response("A SPARQL endpoint or the LLM failed.", _ref("Error")),
-    "504": _json_response("A SPARQL endpoint or the LLM timed out.", _ref("Error")),
-}
-
-SCHEMAS: dict[str, Any] = {
-    "Error": {
-        "type": "object",
-        "required": ["error", "status", "message"],
-        "properties": {
-            "error": {"type": "string", "description": "error code, e.g. bad_request"},
-            "status": {"type": "integer"},
-            "message": {"type": "string"},
-            "hint": {"type": "string"},
-        },
-    },
-    "AnswerRequest": {
-        "type": "object",
-        "required": ["question"],
-        "additionalProperties": False,
-        "properties": {
-            "question": {"type": "string", "maxLength": 2000},
-            "method": {"type": "string", "description": "rok, io or cot (GET /v1/models)"},
-            "choices": {"type": "array", "items": {"type": "string"}},
-            "sources": {
-                "type": "array",
-                "items": {"type": "string"},
-                "description": "source names (GET /v1/sources)",
-            },
-            "max_calls": {
-                "type": "integer",
-                "minimum": 1,
-                "description": "lowers the server's LLM-call budget",
-            },
-        },
-    },
-    "Answer": {
-        "type": "object",
-        "description": "The answer, the entities it names, its evidence (paths and triples with source IRIs), every step with prompt and raw output, usage (LLM calls, tokens, SPARQL queries, seconds), and evidence_graph (nodes and labelled edges).",
-        "properties": {
-            "question": {"type": "string"},
-            "answer": {"type": "string"},
-            "method": {"type": "string"},
-            "grounded": {"type": "boolean"},
-            "grounding": {"type": "string"},
-            "entities": {"type": "array", "items": {"type": "object"}},
-            "evidence": {"type": "object"},
-            "steps": {"type": "array", "items": {"type": "object"}},
-            "usage": {"type": "object"},
-            "warnings": {"type": "array", "items": {"type": "string"}},
-            "evidence_graph": {"type": "object"},
-            "conversation": {
-                "type": "object",
-                "description": "chat only, for a follow-up: asked (as sent), question (as answered), carried (entities from earlier turns)",
-            },
-        },
-    },
-    "ChatRequest": {
-        "type": "object",
-        "required": ["model", "messages"],
-        "properties": {
-            "model": {"type": "string", "description": "kgmw-rok, kgmw-io, kgmw-cot or kgmw"},
-            "messages": {
-                "type": "array",
-                "items": {"type": "object"},
-                "description": "the last user message is the question; earlier turns resolve a follow-up",
-            },
-            "stream": {"type": "boolean"},
-            "stream_options": {"type": "object"},
-            "sources": {"type": "array", "items": {"type": "string"}},
-            "choices": {"type": "array", "items": {"type": "string"}},
-            "max_calls": {"type": "integer", "minimum": 1},
-        },
-    },
-    "ChatCompletion": {
-        "type": "object",
-        "description": "An OpenAI chat completion; its text ends with a Sources section (chat_sources), the extra field kgmw holds the full Answer, also kept under id for GET /v1/answers/{id}.",
-        "properties": {
-            "id": {"type": "string"},
-            "object": {"const": "chat.completion"},
-            "model": {"type": "string"},
-            "choices": {"type": "array", "items": {"type": "object"}},
-            "usage": {"type": "object"},
-            "kgmw": _ref("Answer"),
-        },
-    },
+    "400": _json_response("Invalid input; the message says what to fix.", ref("Error")),
+    "401": _json_response("Missing or wrong API key (when keys are set).", ref("Error")),
+    "413": _json_response("Request body larger than server_max_body.", ref("Error")),
+    "429": _json_response("Rate limit reached; see Retry-After.", ref("Error")),
+    "502": _json_response("A SPARQL endpoint or the LLM failed.", ref("Error")),
+    "504": _json_response("A SPARQL endpoint or the LLM timed out.", ref("Error")),
 }
 
 
@@ -152,8 +66,8 @@ SPARQL_RESULTS = {
 
 
 def _paths() -> dict[str, Any]:
-    body = {"required": True, "content": {JSON: {"schema": _ref("AnswerRequest")}}}
-    chat_body = {"required": True, "content": {JSON: {"schema": _ref("ChatRequest")}}}
+    body = {"required": True, "content": {JSON: {"schema": ref("AnswerRequest")}}}
+    chat_body = {"required": True, "content": {JSON: {"schema": ref("ChatRequest")}}}
     return {
         "/v1/answer": {
             "post": {
@@ -170,7 +84,7 @@ def _paths() -> dict[str, Any]:
                 "responses": {
                     "200": {
                         "description": "The answer, or with stream=true a text/event-stream of step events, the answer event, and done or error",
-                        "content": {JSON: {"schema": _ref("Answer")}, "text/event-stream": {}},
+                        "content": {JSON: {"schema": ref("Answer")}, "text/event-stream": {}},
                     },
                     **ERRORS,
                 },
@@ -189,7 +103,7 @@ def _paths() -> dict[str, Any]:
                 ],
                 "responses": {
                     "200": _json_response(
-                        "The Answer JSON with id, created and model", _ref("Answer")
+                        "The Answer JSON with id, created and model", ref("Answer")
                     ),
                     **ERRORS,
                 },
@@ -203,7 +117,7 @@ def _paths() -> dict[str, Any]:
                     "200": {
                         "description": "A chat completion, or with stream: true a text/event-stream of chat.completion.chunk events ending in [DONE]",
                         "content": {
-                            JSON: {"schema": _ref("ChatCompletion")},
+                            JSON: {"schema": ref("ChatCompletion")},
                             "text/event-stream": {},
                         },
                     },

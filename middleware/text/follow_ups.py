@@ -30,6 +30,9 @@ _PRONOUN = re.compile(r"\b(" + "|".join(_PLAIN + _POSSESSIVE) + r")\b", re.IGNOR
 _LEADING = re.compile(r"^\s*(and|but|so|then|also|ok|okay|well)\b[\s,]*", re.IGNORECASE)
 # what the service appends to an answer's text (server/answering/chat_text.py), and its old form
 _TAIL = re.compile(r"\n\s*(Sources:|Evidence:|\(full answer: |\(not grounded in a graph\))")
+# the service's reply when the graph does not hold the answer (``methods.answer.NOT_HELD``):
+# it names no answer, and the guess that may follow is not one to carry
+_NOT_HELD = "The graph does not hold the answer."
 
 
 @dataclass(frozen=True)
@@ -58,7 +61,11 @@ def answer_part(reply: str) -> str:
 
     >>> answer_part("Titanic\\n\\nSources:\\n[1] Titanic —directed by→ James Cameron")
     'Titanic'
+    >>> answer_part("The graph does not hold the answer.\\nBest guess (...): Heat, confidence 0.2")
+    ''
     """
+    if reply.lstrip().startswith(_NOT_HELD):
+        return ""
     return _TAIL.split(reply, maxsplit=1)[0].strip()
 
 

@@ -87,6 +87,7 @@ def test_records_hold_answer_scores_cost_and_failures(graph: LocalStore, tmp_pat
     assert q1["prediction"] == "James Cameron" and q1["hit"] is True
     assert q1["evidence_recall"] is True and q1["llm_calls"] == 4 and q1["sparql_queries"] > 0
     assert q1["grounding"] == "paths" and q1["error"] is None and q1["rouge_l"] == 1.0
+    assert q1["found"] is True and q1["guess"] is None and q1["support"] >= 1
     assert rows["films/dev/io/q1"]["evidence_recall"] is None  # IO uses no graph
     assert rows["films/dev/io/q3"]["hit"] is False
     choice = rows["films/dev/rok/q4"]

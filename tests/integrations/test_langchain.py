@@ -110,6 +110,19 @@ def test_ask_tool_answers_with_the_evidence_it_rests_on() -> None:
     assert message.artifact["method"] == "plan" and message.artifact["evidence"]["paths"]
 
 
+def test_ask_tool_says_when_the_graph_does_not_hold_the_answer() -> None:
+    """``qsm`` answering "Avatar" to a question about Aliens: no chain joins them."""
+    params = offline_params()
+    params["llm"] = ScriptedLLM(default="Avatar")
+    tool = KGAskTool(method="qsm", **params)
+    call = {"name": tool.name, "args": {"question": "Who directed Aliens?"}, "id": "1"}
+    message = tool.invoke({**call, "type": "tool_call"})
+    lines = str(message.content).splitlines()
+    assert lines[0] == "Answer: not found. The graph does not hold the answer."
+    assert lines[1].startswith("Best guess (not supported by the graph): Avatar (confidence ")
+    assert message.artifact["answer"] is None and message.artifact["guess"]["answer"] == "Avatar"
+
+
 def test_ask_tool_reports_bad_input_to_the_agent() -> None:
     tool = KGAskTool(method="plan", **offline_params())
     assert "question" in tool.invoke({"question": "   "}).lower()

@@ -38,6 +38,31 @@ def test_ask_answers_with_evidence(tools: GraphTools) -> None:
     assert answer["evidence"]["paths"] or answer["evidence"]["triples"]
 
 
+def test_ask_says_in_words_what_the_graph_does_not_hold() -> None:
+    """An agent reading the result sees that the graph does not hold the answer and the
+    guess labelled as unsupported (``summary``), beside the Answer JSON."""
+    settings = Settings.load(
+        config_path=None, env={}, overrides={"progress": False, "llm_cache": False}
+    )
+    llm = rok_script(answer="Ridley Scott")
+    state = ServiceState(settings, llm=llm, graphs={"sample": sample_store()})
+    try:
+        answer = GraphTools(state).ask("Who directed Titanic?")
+    finally:
+        state.close()
+    assert answer["answer"] is None and answer["found"] is False
+    assert answer["guess"]["answer"] == "Ridley Scott" and answer["support"] == []
+    summary = answer["summary"].splitlines()
+    assert summary[0] == "Answer: not found. The graph does not hold the answer."
+    assert summary[1].startswith("Best guess (not supported by the graph): Ridley Scott")
+
+
+def test_a_supported_answer_names_its_support(tools: GraphTools) -> None:
+    answer = tools.ask("Who directed Titanic?")
+    assert [c["text"] for c in answer["support"]] == ["Titanic | directed by | James Cameron"]
+    assert "Supported by:\n- Titanic | directed by | James Cameron" in answer["summary"]
+
+
 def test_ask_refuses_an_unknown_method(tools: GraphTools) -> None:
     with pytest.raises(BadRequest, match="unknown method"):
         tools.ask("Who directed Titanic?", method="nope")

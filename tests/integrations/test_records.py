@@ -6,7 +6,7 @@ from pyoxigraph import Literal, NamedNode
 
 from middleware.integrations.records import evidence_records
 from middleware.kg.base import Hop, Path, Triple
-from middleware.methods.answer import Answer, Evidence, EvidencePath, EvidenceTriple
+from middleware.methods.answer import Answer, Evidence, EvidencePath, EvidenceTriple, Support
 
 EX = "http://example.org/"
 
@@ -43,3 +43,13 @@ def test_a_hop_keeps_its_direction_and_keys_are_stable() -> None:
     ]
     assert record.metadata["nodes"] == [EX + "o", EX + "a"]
     assert record.key == evidence_records(_answer(_path("a", 0.3)), 1)[0].key
+
+
+def test_a_record_says_whether_it_supports_the_answer() -> None:
+    """The fact a supporting chain runs through is marked; the others are not."""
+    answer = _answer(_path("a", None))
+    fact = answer.evidence.triples[0].triple
+    answer.support = [Support(EX + "s", "S", (fact,), "s | label | S")]
+    path, triple = evidence_records(answer, 9)
+    assert path.metadata["supports_answer"] is False
+    assert triple.metadata["supports_answer"] is True

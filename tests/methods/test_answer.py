@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
 import rdflib
+from rdflib.collection import Collection
 from rdflib.namespace import RDF
 
 from middleware.kg.backends.local import LocalStore
 from middleware.llm.scripted import ScriptedLLM
-from middleware.methods.answer import Answer
+from middleware.methods.answer import NOT_FOUND, Answer, AnswerEntity, Guess
 from middleware.methods.rok import RoK
 from middleware.serialize import answer_json, answer_turtle
 from middleware.support.resources import resource_dir
@@ -59,6 +61,8 @@ def test_json_shape(answer: Answer) -> None:
         "sources",
     }
     assert data["method"] == "rok" and data["sources"] == ["films"]
+    assert data["found"] is True and data["guess"] is None
+    assert set(data["support"][0]) == {"from", "to", "text", "triples", "weak_link"}
     assert set(data["entities"][0]) == {"iri", "label", "source"}
     path = data["evidence"]["paths"][0]
     assert {"hops", "nodes", "text", "source", "score", "key_entities"} <= set(path)
@@ -125,9 +129,82 @@ def test_turtle_is_prov_and_uses_only_declared_terms(answer: Answer) -> None:
     assert len(list(graph.objects(run, KGMW.hasStep))) == len(answer.steps)
 
 
+def _kgmw_terms(graph: rdflib.Graph) -> set[rdflib.URIRef]:
+    return {
+        t
+        for triple in graph
+        for t in triple
+        if isinstance(t, rdflib.URIRef) and str(t).startswith(str(KGMW))
+    }
+
+
+def test_turtle_gives_the_chains_that_support_the_answer(answer: Answer) -> None:
+    graph = rdflib.Graph().parse(data=answer_turtle(answer), format="turtle")
+    (node,) = graph.subjects(RDF.type, KGMW.Answer)
+    assert graph.value(node, KGMW.found) == rdflib.Literal(True)
+    chains = list(graph.objects(node, KGMW.supportedBy))
+    assert len(chains) == len(answer.support) > 0
+    first = answer.support[0]
+    chain = next(c for c in chains if int(graph.value(c, KGMW.position)) == 1)
+    assert (chain, RDF.type, KGMW.SupportChain) in graph
+    assert graph.value(chain, KGMW.fromEntity) == rdflib.URIRef(first.start)
+    assert graph.value(chain, KGMW.toEntity) == rdflib.URIRef(first.answer)
+    assert str(graph.value(chain, KGMW.text)) == first.text
+    statements = list(Collection(graph, graph.value(chain, KGMW.statements)))
+    assert [
+        (graph.value(s, RDF.subject), graph.value(s, RDF.predicate), graph.value(s, RDF.object))
+        for s in statements
+    ] == [
+        (
+            rdflib.URIRef(t.subject.value),
+            rdflib.URIRef(t.predicate.value),
+            rdflib.URIRef(t.object.value),
+        )
+        for t in first.triples
+    ]
+    assert all((s, RDF.type, KGMW.EvidenceStatement) in graph for s in statements)
+    assert (chain, KGMW.weakLink, None) not in graph
+
+
+def test_turtle_does_not_assert_a_withheld_answer(answer: Answer) -> None:
+    """Not found: the Answer has no text and no entities; the guess is a node of its own."""
+    ridley = "https://kgmw.dev/metaqa/entity/Ridley%20Scott"
+    why = "no evidence joins an entity the question names to the answer"
+    withheld = dataclasses.replace(
+        answer,
+        answer=NOT_FOUND,
+        found=False,
+        grounded=False,
+        confidence=0.0,
+        entities=[],
+        support=[],
+        guess=Guess("Ridley Scott", 0.2, [AnswerEntity(ridley, "Ridley Scott", "films")], why),
+    )
+    graph = rdflib.Graph().parse(data=answer_turtle(withheld), format="turtle")
+    vocabulary = rdflib.Graph().parse(resource_dir("ontologies") / "kgmw-answers.ttl")
+    assert _kgmw_terms(graph) <= set(vocabulary.subjects())
+    (node,) = graph.subjects(RDF.type, KGMW.Answer)
+    assert graph.value(node, KGMW.found) == rdflib.Literal(False)
+    assert graph.value(node, KGMW.text) is None
+    assert list(graph.objects(node, KGMW.answerEntity)) == []
+    assert list(graph.objects(node, KGMW.supportedBy)) == []
+    guess = graph.value(node, KGMW.guess)
+    assert (guess, RDF.type, KGMW.Guess) in graph
+    assert str(graph.value(guess, KGMW.text)) == "Ridley Scott"
+    assert float(graph.value(guess, KGMW.confidence)) == pytest.approx(0.2)
+    assert str(graph.value(guess, KGMW.reason)) == why
+    assert graph.value(guess, KGMW.guessEntity) == rdflib.URIRef(ridley)
+    assert graph.value(guess, PROV.wasGeneratedBy) == graph.value(node, PROV.wasGeneratedBy)
+    assert (None, KGMW.answerEntity, rdflib.URIRef(ridley)) not in graph
+    said = set(graph.predicates(guess, None))
+    domains = {vocabulary.value(p, rdflib.RDFS.domain) for p in said}
+    assert KGMW.Answer not in domains, "the vocabulary would make the guess an answer"
+
+
 def test_vocabulary_subclasses_prov() -> None:
     vocabulary = rdflib.Graph().parse(resource_dir("ontologies") / "kgmw-answers.ttl")
     rdfs = rdflib.RDFS
     assert (KGMW.Answer, rdfs.subClassOf, PROV.Entity) in vocabulary
     assert (KGMW.MethodRun, rdfs.subClassOf, PROV.Activity) in vocabulary
     assert (KGMW.Step, rdfs.subClassOf, PROV.Activity) in vocabulary
+    assert (KGMW.Guess, rdfs.subClassOf, PROV.Entity) in vocabulary

@@ -9,13 +9,16 @@ inside a longer name) lowers the confidence below the default threshold.
 from __future__ import annotations
 
 import pytest
+from pyoxigraph import NamedNode
 
 from middleware.kg.backends.local import LocalStore
+from middleware.kg.base import Triple
 from middleware.llm.scripted import ScriptedLLM
-from middleware.methods.answer import NOT_FOUND
+from middleware.methods.answer import NOT_FOUND, Support
 from middleware.methods.registry import build_method
 from middleware.methods.rok import RoK
 from middleware.methods.run import AnswerPolicy
+from middleware.methods.support import support_path
 from middleware.serialize.answer_json import answer_dict
 from middleware.testing.methods import quick_settings
 
@@ -98,3 +101,16 @@ def test_plan_support_is_the_walk_from_the_topic(kg: LocalStore) -> None:
     [chain] = answer.support
     assert chain.start.endswith("/Heat") and len(chain.triples) == 1
     assert "Michael Mann" in chain.text
+
+
+def test_a_chain_reads_as_a_walk_from_the_question_entity() -> None:
+    """A chain's triples, read in either direction, become a path that starts at the
+    question's entity and ends at the answer's (what the front ends verbalize)."""
+    e = "https://kgmw.dev/metaqa/entity/"
+    r = "https://kgmw.dev/metaqa/relation/"
+    starred = Triple(NamedNode(e + "Heat"), NamedNode(r + "starred_actors"), NamedNode(e + "Al"))
+    directed = Triple(NamedNode(e + "Heat"), NamedNode(r + "directed_by"), NamedNode(e + "Mann"))
+    chain = Support(e + "Al", e + "Mann", (starred, directed), "Al ; Heat ; Mann")
+    path = support_path(chain)
+    assert [hop.forward for hop in path.hops] == [False, True]
+    assert [n.value for n in path.nodes] == [e + "Al", e + "Heat", e + "Mann"]

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable
+from typing import Any
 
 import httpx
+import jsonschema
 import pytest
 from flask import Flask
 
@@ -175,6 +178,61 @@ def test_openapi_describes_every_route(scripted_server: LiveServer) -> None:
         assert path in document["paths"], path
         for verb in rule.methods - {"HEAD", "OPTIONS"}:  # type: ignore[operator]
             assert verb.lower() in document["paths"][path], (path, verb)
+
+
+def _schema_check(server: LiveServer, name: str) -> Callable[[Any], None]:
+    """Validates a body against the service's own OpenAPI schema ``name``."""
+    document = httpx.get(f"{server.url}/openapi.json").json()
+    schema = {"$ref": f"#/components/schemas/{name}", "components": document["components"]}
+    validator = jsonschema.Draft202012Validator(schema)
+
+    def check(body: Any) -> None:
+        errors = sorted(validator.iter_errors(body), key=lambda e: list(e.path))
+        assert not errors, [f"{list(e.path)}: {e.message}" for e in errors]
+
+    return check
+
+
+def _streamed_answer(server: LiveServer, payload: dict[str, Any]) -> Any:
+    with httpx.stream(
+        "POST", f"{server.url}/v1/answer?stream=true", json=payload, timeout=60
+    ) as response:
+        blocks = "".join(response.iter_text()).split("\n\n")
+    [answer] = [b.split("data: ", 1)[1] for b in blocks if b.startswith("event: answer\n")]
+    return json.loads(answer)
+
+
+def test_answers_match_the_openapi_schema(scripted_server: LiveServer) -> None:
+    check = _schema_check(scripted_server, "Answer")
+    body = httpx.post(f"{scripted_server.url}/v1/answer", json={"question": QUESTION}).json()
+    assert body["found"] is True and body["guess"] is None and body["support"]
+    check(body)
+    check(_streamed_answer(scripted_server, {"question": QUESTION}))
+    io = {"question": QUESTION, "method": "io"}
+    check(httpx.post(f"{scripted_server.url}/v1/answer", json=io).json())
+
+
+def test_an_answer_the_graph_does_not_hold_matches_the_openapi_schema(
+    serve: Callable[[Flask], LiveServer], sample_graph: LocalStore
+) -> None:
+    """answer null, found false, the guess; the chat completion's kgmw body too."""
+    app = create_app(
+        settings(), llm=rok_script(answer="Ridley Scott"), graphs={"sample": sample_graph}
+    )
+    server = serve(app)
+    check = _schema_check(server, "Answer")
+    body = httpx.post(f"{server.url}/v1/answer", json={"question": QUESTION}).json()
+    assert body["answer"] is None and body["found"] is False
+    assert body["guess"]["answer"] == "Ridley Scott" and body["support"] == []
+    check(body)
+    streamed = _streamed_answer(server, {"question": QUESTION})
+    assert streamed["answer"] is None and streamed["guess"]["answer"] == "Ridley Scott"
+    check(streamed)
+    chat = {"model": "kgmw-rok", "messages": [{"role": "user", "content": QUESTION}]}
+    completion = httpx.post(f"{server.url}/v1/chat/completions", json=chat, timeout=60).json()
+    _schema_check(server, "ChatCompletion")(completion)
+    kept = httpx.get(f"{server.url}/v1/answers/{completion['id']}").json()
+    check(kept)
 
 
 def test_page_and_its_assets_are_served_by_the_app(scripted_server: LiveServer) -> None:

@@ -65,6 +65,58 @@ def test_grounded_completion_cites_its_evidence(scripted_server: LiveServer) -> 
     }
 
 
+@pytest.fixture
+def guessing_server(serve: Callable[[Flask], LiveServer], sample_graph: LocalStore) -> LiveServer:
+    """RoK answering "Ridley Scott" about Titanic: nothing joins Titanic to him, so the
+    answer is withheld and kept as the guess."""
+    return serve(
+        create_app(settings(), llm=rok_script(answer="Ridley Scott"), graphs={"s": sample_graph})
+    )
+
+
+def test_an_answer_the_graph_does_not_hold_is_said_with_its_evidence(
+    guessing_server: LiveServer,
+) -> None:
+    reply = client(guessing_server).chat.completions.create(
+        model="kgmw-rok", messages=[{"role": "user", "content": QUESTION}]
+    )
+    text = reply.choices[0].message.content or ""
+    assert text.startswith("The graph does not hold the answer.\n\nSources:\n[1] ")
+    assert "Ridley Scott" not in text and "null" not in text
+    assert text.endswith(f"(full answer: GET /v1/answers/{reply.id})")
+    answer: dict[str, Any] = reply.model_extra["kgmw"]  # type: ignore[index]
+    assert answer["answer"] is None and answer["found"] is False
+    assert answer["guess"]["answer"] == "Ridley Scott" and answer["support"] == []
+
+
+def test_the_guess_comes_when_the_request_asks_for_it(guessing_server: LiveServer) -> None:
+    asked = {"model": "kgmw-rok", "messages": [{"role": "user", "content": QUESTION}]}
+    reply = client(guessing_server).chat.completions.create(**asked, extra_body={"guess": True})
+    assert (reply.choices[0].message.content or "").startswith(
+        "The graph does not hold the answer.\n"
+        "Best guess (not supported by the graph): Ridley Scott, confidence 0.2\n\nSources:\n"
+    )
+    stream = client(guessing_server).chat.completions.create(
+        **asked, stream=True, extra_body={"guess": True}
+    )
+    streamed = "".join(c.choices[0].delta.content or "" for c in stream if c.choices)
+    assert streamed.startswith("The graph does not hold the answer.\nBest guess (not supported")
+    with pytest.raises(openai.BadRequestError, match="'guess' must be true or false"):
+        client(guessing_server).chat.completions.create(**asked, extra_body={"guess": "yes"})
+
+
+def test_the_support_is_listed_first(scripted_server: LiveServer) -> None:
+    reply = client(scripted_server).chat.completions.create(
+        model="kgmw-rok", messages=[{"role": "user", "content": QUESTION}]
+    )
+    answer: dict[str, Any] = reply.model_extra["kgmw"]  # type: ignore[index]
+    assert [chain["text"] for chain in answer["support"]] == [
+        "Titanic | directed by | James Cameron"
+    ]
+    text = reply.choices[0].message.content or ""
+    assert text.startswith("James Cameron\n\nSources:\n[1] Titanic —directed by→ James Cameron\n")
+
+
 def test_streaming_sends_chunks_then_done(scripted_server: LiveServer) -> None:
     stream = client(scripted_server).chat.completions.create(
         model="kgmw-rok",

@@ -106,6 +106,22 @@ def test_sources_and_keeping_can_be_turned_off(
     assert kept(server, reply["id"]).status_code == 404
 
 
+def test_without_sources_a_withheld_answer_is_still_said_in_words(
+    serve: Callable[[Flask], LiveServer], sample_graph: LocalStore
+) -> None:
+    app = create_app(
+        settings(chat_sources=False),
+        llm=rok_script(answer="Ridley Scott"),
+        graphs={"s": sample_graph},
+    )
+    server = serve(app)
+    assert chat(server)["choices"][0]["message"]["content"] == "The graph does not hold the answer."
+    assert chat(server, guess=True)["choices"][0]["message"]["content"] == (
+        "The graph does not hold the answer.\n"
+        "Best guess (not supported by the graph): Ridley Scott, confidence 0.2"
+    )
+
+
 def test_the_sources_section_is_capped(
     serve: Callable[[Flask], LiveServer], sample_graph: LocalStore
 ) -> None:

@@ -90,3 +90,16 @@ def test_page_files_are_revalidated_not_sent_again(scripted_server: LiveServer) 
     again = httpx.get(url, headers={"If-None-Match": tag})
     assert again.status_code == 304 and again.content == b""
     assert httpx.get(url, headers={"If-None-Match": '"other"'}).status_code == 200
+
+
+def test_the_page_has_room_for_an_answer_the_graph_does_not_hold() -> None:
+    """Without a browser: the page's places for the guess and the support, hidden until
+    an answer fills them, and its script sets text only (graph and answer text is
+    untrusted). test_browser.py shows them filled."""
+    page = (STATIC / "index.html").read_text()
+    for tag in ('<p id="guess" hidden>', '<div id="support-box" hidden>', '<ol id="support">'):
+        assert tag in page, tag
+    script = (STATIC / "app.js").read_text()
+    assert "The graph does not hold the answer." in script
+    assert "Best guess (not supported by the graph)" in script
+    assert "innerHTML" not in script and "insertAdjacentHTML" not in script

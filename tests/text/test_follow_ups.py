@@ -80,3 +80,19 @@ def test_answer_part_drops_the_sources_section() -> None:
     assert answer_part(STARRED.answer or "") == "Titanic"
     assert answer_part("James Cameron\n\nEvidence:\n[1] x") == "James Cameron"
     assert answer_part("Paris\n(full answer: GET /v1/answers/x)") == "Paris"
+
+
+def test_a_reply_without_answer_carries_the_questions_entities_not_the_guess(
+    linker: EntityLinker,
+) -> None:
+    earlier = [
+        Turn(
+            "Who directed Heat?",
+            "The graph does not hold the answer.\n"
+            "Best guess (not supported by the graph): James Cameron, confidence 0.2\n\n"
+            "Sources:\n[1] Titanic —directed by→ James Cameron",
+        )
+    ]
+    resolved = resolve_follow_up("and who starred in it?", earlier, linker)
+    assert resolved.question == "Who starred in Heat?"
+    assert [e.label for e in resolved.carried] == ["Heat"]

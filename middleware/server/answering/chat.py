@@ -6,7 +6,9 @@ earlier turns when it is a follow-up (``text/follow_ups.py``). The reply is a ch
 completion whose text is the answer followed by a Sources section (``chat_text.py``);
 the whole ``Answer`` rides along in the extra field ``kgmw`` and is kept under the
 completion's id for ``GET /v1/answers/{id}`` (``answer_store.py``). Extra request fields ``sources``, ``choices`` and
-``max_calls`` (the OpenAI client's ``extra_body``) mean what they mean on ``/v1/answer``.
+``max_calls`` (the OpenAI client's ``extra_body``) mean what they mean on ``/v1/answer``;
+``guess: true`` adds the withheld guess, labelled as unsupported, to the text of a reply
+whose answer the graph does not hold.
 With ``stream: true`` the reply comes as server-sent events in OpenAI's chunk format;
 while the method works, comment lines keep the connection alive.
 """
@@ -33,7 +35,7 @@ from middleware.server.answering.answers import (
     prepare_answer,
     request_json,
 )
-from middleware.server.answering.chat_text import sources_text
+from middleware.server.answering.chat_text import reply_text, sources_text
 from middleware.server.answering.conversation import conversation
 from middleware.server.answering.worker import AnswerWorker, Outcome
 from middleware.server.context import grant, metrics, state
@@ -111,6 +113,12 @@ def chat_completions() -> Response:
         },
         where="chat request",
     )
+    show_guess = body.get("guess", False)
+    if not isinstance(show_guess, bool):
+        raise BadRequest(
+            "chat request: 'guess' must be true or false",
+            hint="guess: true adds the withheld guess to a reply the graph does not hold",
+        )
     prepared = prepare_answer(ask)
     follow_up = FollowUp(question, question)
     if state().settings.chat_follow_ups and turns:
@@ -119,7 +127,7 @@ def chat_completions() -> Response:
         prepared = dataclasses.replace(
             prepared, ask=dataclasses.replace(ask, question=follow_up.question)
         )
-    reply = _Reply(model, prepared.graphs, follow_up)
+    reply = _Reply(model, prepared.graphs, follow_up, show_guess=show_guess)
     if body.get("stream") is True:
         options = body.get("stream_options") or {}
         usage_chunk = isinstance(options, dict) and options.get("include_usage") is True
@@ -149,8 +157,16 @@ class _Reply:
     """One completion: its id, its text (the answer and its Sources), its ``kgmw`` body;
     the answer is kept under the id for ``GET /v1/answers/{id}``."""
 
-    def __init__(self, model: str, graphs: list[KnowledgeGraph], follow_up: FollowUp) -> None:
+    def __init__(
+        self,
+        model: str,
+        graphs: list[KnowledgeGraph],
+        follow_up: FollowUp,
+        *,
+        show_guess: bool = False,
+    ) -> None:
         self.model = model
+        self.show_guess = show_guess
         self.graphs = graphs
         self.follow_up = follow_up
         self.id = new_answer_id()
@@ -174,13 +190,14 @@ class _Reply:
             {"id": self.id, "created": self.created, "model": self.model, **body},
         )
         if not self.settings.chat_sources:
-            return answer.answer or "(no answer)", body
+            return reply_text(answer, show_guess=self.show_guess), body
         text = sources_text(
             answer,
             self.graphs,
             answer_id=self.id if kept else None,
             limit=self.settings.chat_sources_max,
             literal_max_chars=self.settings.literal_max_chars,
+            show_guess=self.show_guess,
         )
         return text, body
 

@@ -1,7 +1,9 @@
 // The question page: asks /v1/answer (streamed: each step shows in a timeline as it
-// runs), shows the answer, its usage and evidence, and draws the evidence graph
-// (graph.js). The question, method and source are in the URL (/?q=...&method=...),
-// so a page can be shared and reloaded: loading such a URL asks the question.
+// runs), shows the answer (or that the graph does not hold it, with the withheld guess
+// beneath as such), the chains of evidence that support it, its usage and evidence, and
+// draws the evidence graph (graph.js). The question, method and source are in the URL
+// (/?q=...&method=...), so a page can be shared and reloaded: loading such a URL asks
+// the question.
 // Graph and answer text is untrusted: it is only ever set through textContent.
 "use strict";
 
@@ -175,11 +177,31 @@ function usageLine(u, seconds) {
     `${u.seconds.toFixed(2)} s in the method, ${seconds.toFixed(2)} s in all`].join(" · ");
 }
 
+// A number as Python's "{:g}" writes it: 0.2, 1, 0.666667.
+function number(value) {
+  return String(Number(value.toPrecision(6)));
+}
+
+// The answer, or that the graph does not hold it ("answer" is null, "found" false); the
+// guess the answer policy withheld is a secondary line that says it is not supported.
+function showAnswer(answer) {
+  const found = answer.found !== false && answer.answer !== null;
+  $("answer").textContent = found ? answer.answer || "(no answer)" : "The graph does not hold the answer.";
+  $("answer").className = found ? "" : "not-found";
+  const guess = found ? null : answer.guess;
+  $("guess").textContent = guess ? `Best guess (not supported by the graph): ${guess.answer}, confidence ${number(guess.confidence)}` : "";
+  $("guess").hidden = !guess;
+  const support = answer.support || [];
+  $("support").replaceChildren(...support.map((c) => item("li", c.text + (c.weak_link ? ` (weak link: ${c.weak_link})` : ""))));
+  $("support-box").hidden = !support.length;
+  const entities = answer.entities.map((e) => e.label || e.iri).join(", ");
+  const backing = found ? ` · confidence ${number(answer.confidence)}` + (answer.grounded ? "" : " · not grounded in the graph") : "";
+  $("grounding").textContent = `${answer.method} · grounding: ${answer.grounding}${backing}` + (entities ? ` · entities: ${entities}` : "");
+}
+
 function show(answer, seconds) {
   $("result").hidden = false;
-  $("answer").textContent = answer.answer || "(no answer)";
-  const entities = answer.entities.map((e) => e.label || e.iri).join(", ");
-  $("grounding").textContent = `${answer.method} · grounding: ${answer.grounding}` + (entities ? ` · entities: ${entities}` : "");
+  showAnswer(answer);
   $("warnings").replaceChildren(...answer.warnings.map((w) => item("li", w)));
   $("usage").textContent = usageLine(answer.usage, seconds);
   if (jsonUrl) URL.revokeObjectURL(jsonUrl);

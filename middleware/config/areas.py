@@ -239,6 +239,13 @@ class AnswerSettings:
         "what an answer rests on into its confidence; empty: the one shipped with the "
         "package.",
     )
+    answer_relation_gap: bool = setting(
+        False,
+        "Measure, for each supported answer, how far the relation the question asks about "
+        "is from the relations its support holds (one encoder call per answer; recorded "
+        "in confidence_basis for `kgmw calibrate`). On by itself when the calibration "
+        "uses it.",
+    )
     answer_support_hops: int = setting(
         3,
         "Longest chain of evidence facts (RoK, QSM, PG) that may join a question entity "

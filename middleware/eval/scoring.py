@@ -7,6 +7,7 @@ without the graph or the model.
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Sequence
 from typing import Any
 
 from pyoxigraph import NamedNode
@@ -17,7 +18,7 @@ from middleware.eval.items import EvalItem
 from middleware.eval.metrics import choice_correct, evidence_recall, hits_at_1, rouge_l
 from middleware.kg.base import KnowledgeGraph
 from middleware.kg.terms import Term
-from middleware.methods.answer import Answer
+from middleware.methods.answer import Answer, AnswerEntity
 from middleware.serialize.answer_json import entity_dict
 
 COST_KEYS = ("llm_calls", "prompt_tokens", "completion_tokens", "sparql_queries", "cache_hits")
@@ -56,10 +57,10 @@ class Scorer:
             names += list(self.graph.labels(terms).values())
         return names
 
-    def _top_names(self, answer: Answer) -> list[str]:
-        if not answer.entities:
+    def _top_names(self, entities: Sequence[AnswerEntity]) -> list[str]:
+        if not entities:
             return []
-        top = answer.entities[0]
+        top = entities[0]
         names = [top.iri] + ([top.label] if top.label else [])
         if self.graph is not None:
             # Aliases are a bonus: an entity the graph lacks keeps its label only.
@@ -94,9 +95,10 @@ class Scorer:
             record["hit"] = None
         else:
             record["hit"] = hits_at_1(
-                answer.answer, item.answers, top_names=self._top_names(answer)
+                answer.answer, item.answers, top_names=self._top_names(answer.entities)
             )
             record["rouge_l"] = round(rouge_l(answer.answer, item.answers), 4)
+        record.update(self._said(item, answer))
         triples = answer.evidence.all_triples()
         if triples:
             terms: list[Term] = []
@@ -111,6 +113,26 @@ class Scorer:
             record["evidence_recall"] = None if none else False
             record["evidence_triples"] = 0
         return record
+
+    def _said(self, item: EvalItem, answer: Answer) -> dict[str, Any]:
+        """What calibration learns from: the confidence of what the method said or would
+        have said (its guess), what it rested on, and whether it was right
+        (``answer_hit``: None when it said nothing at all)."""
+        text, entities, confidence = answer.answer, answer.entities, answer.confidence
+        if not answer.found and answer.guess is not None:
+            guess = answer.guess
+            text, entities, confidence = guess.answer, guess.entities, guess.confidence
+        said = answer.found or answer.guess is not None
+        if not said:
+            right: bool | None = None
+        elif not item.answerable:
+            right = False
+        elif item.choices and item.answer_key is not None:
+            right = choice_correct(text, item.answer_key, item.choices)
+        else:
+            right = hits_at_1(text, item.answers, top_names=self._top_names(entities))
+        basis = answer.basis.to_dict() if answer.basis is not None else None
+        return {"confidence": confidence, "basis": basis, "answer_hit": right}
 
 
 def error_record(err: BaseException, *, answerable: bool = True) -> dict[str, Any]:

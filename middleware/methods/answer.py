@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 from middleware.kg.base import Path, Triple
 from middleware.kg.terms import Term
+from middleware.methods.calibration import Basis
 
 # What the evidence is: paths between entities, triples around them, nothing, or (for
 # baselines) not looked for.
@@ -201,4 +202,4 @@ class Answer:
     support: list[Support] = field(default_factory=list)
     found: bool = True
     guess: Guess | None = None
-    basis: Any = None  # what the confidence rests on (a calibration.Basis)
+    basis: Basis | None = None  # what the confidence rests on

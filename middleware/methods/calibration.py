@@ -101,6 +101,13 @@ class Calibration:
 
     models: Mapping[str, Model] = field(default_factory=dict)
 
+    def uses(self, method: str, feature: str) -> bool:
+        """Whether ``method``'s model weighs ``feature`` (so it is worth computing)."""
+        model = self.models.get(method)
+        return model is not None and any(
+            n == feature and w != 0.0 for n, w in zip(model.names, model.weights, strict=True)
+        )
+
     def confidence(self, method: str, basis: Basis) -> float:
         model = self.models.get(method)
         return model.probability(basis) if model is not None else rule_confidence(basis)

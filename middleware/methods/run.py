@@ -49,6 +49,7 @@ class AnswerPolicy:
     allow_ungrounded: bool = False  # every source failed: answer without evidence
     support_hops: int = _DEFAULTS.answer_support_hops  # longest chain that supports
     calibration: str | None = None  # a calibration file; None: the shipped one
+    relation_gap: bool = False  # measure the relation gap even if the calibration ignores it
 
     @classmethod
     def from_settings(cls, settings: AnswerSettings) -> AnswerPolicy:
@@ -58,6 +59,7 @@ class AnswerPolicy:
             allow_ungrounded=settings.allow_ungrounded,
             support_hops=settings.answer_support_hops,
             calibration=settings.answer_calibration,
+            relation_gap=settings.answer_relation_gap,
         )
 
 

@@ -197,9 +197,16 @@ def _support_rank(answers: set[str], evidence: Evidence) -> int | None:
 
 
 def basis_of(
-    run: Run, text: str, evidence: Evidence, support: Sequence[Support], score: float | None
+    run: Run,
+    text: str,
+    evidence: Evidence,
+    support: Sequence[Support],
+    score: float | None,
+    *,
+    with_gap: bool = True,
 ) -> Basis:
-    """What the answer's confidence rests on (``methods/calibration.py``)."""
+    """What the answer's confidence rests on (``methods/calibration.py``); the relation
+    gap only ``with_gap`` (it costs an encoder call)."""
     given = bool(text) and text != NOT_FOUND
     if not support:
         return Basis(given=given, evidence=bool(evidence))
@@ -212,7 +219,7 @@ def basis_of(
         rank=rank,
         hops=min(len(s.triples) for s in support),
         weak=weakest(support) is not None,
-        relation_gap=_relation_gap(run, support),
+        relation_gap=_relation_gap(run, support) if with_gap else 0.0,
     )
 
 
@@ -253,8 +260,10 @@ def finish(
     chains = find_support(
         evidence, run.asked, [e.iri for e in kept], rule=rule, max_hops=policy.support_hops
     )
-    basis = basis_of(run, text, evidence, chains, support)
-    score = load_calibration(policy.calibration).confidence(run.method, basis)
+    calibration = load_calibration(policy.calibration)
+    with_gap = policy.relation_gap or calibration.uses(run.method, "gap")
+    basis = basis_of(run, text, evidence, chains, support, with_gap=with_gap)
+    score = calibration.confidence(run.method, basis)
     given = basis.given
     weak = weakest(chains)
     if given and weak is not None:

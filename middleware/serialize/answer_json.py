@@ -122,6 +122,7 @@ def answer_dict(answer: Answer) -> dict[str, Any]:
         "method": answer.method,
         "grounded": answer.grounded,
         "support": [support_dict(c) for c in answer.support],
+        "confidence_basis": answer.basis.to_dict() if answer.basis is not None else None,
         "grounding": answer.grounding,
         "confidence": answer.confidence,
         "entities": [entity_dict(e) for e in answer.entities],

@@ -87,6 +87,10 @@ SCHEMAS: dict[str, Any] = {
                 "description": "what the evidence is; not-applicable for the baselines",
             },
             "confidence": {"type": "number", "minimum": 0, "maximum": 1},
+            "confidence_basis": {
+                "type": ["object", "null"],
+                "description": "what the confidence rests on: given, evidence, supported, share, rank, hops, weak, relation_gap (docs/methods.md)",
+            },
             "entities": {"type": "array", "items": ref("Entity")},
             "evidence": {"type": "object"},
             "steps": {"type": "array", "items": {"type": "object"}},

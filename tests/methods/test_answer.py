@@ -50,6 +50,7 @@ def test_json_shape(answer: Answer) -> None:
         "method",
         "grounded",
         "support",
+        "confidence_basis",
         "grounding",
         "confidence",
         "entities",

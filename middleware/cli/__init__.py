@@ -18,6 +18,7 @@ import click
 
 from middleware.cli import (
     ask,
+    calibrate,
     datasets,
     graph,
     ksl_dataset,
@@ -59,6 +60,7 @@ for _command in (
     ask.ask,
     evaluation.eval_command,
     evaluation.report_command,
+    calibrate.calibrate_command,
     datasets.datasets_command,
     learn.learn_command,
     ksl_dataset.ksl_dataset_command,

@@ -47,6 +47,7 @@ class Basis:
     hops: int = 0  # the shortest supporting chain; 0: none
     weak: bool = False  # every supporting chain starts at a weakly linked entity
     relation_gap: float = 0.0  # asked relation's fit minus the support's best (>= 0)
+    mode: str = ""  # the planner's mode where a plan was made: "learned" or "zero-shot"
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -54,11 +55,13 @@ class Basis:
     def features(self) -> dict[str, float]:
         """The model's inputs (``FEATURES``)."""
         s = float(self.supported)
+        share = min(max(self.share, 0.001), 0.999)
         return {
             "bias": 1.0,
             "evidence": float(self.evidence),
             "supported": s,
-            "share": s * min(max(self.share, 0.0), 1.0),
+            "share": s * share,
+            "share_logit": s * math.log(share / (1 - share)) / 7.0,  # within ±1
             "weak": s * float(self.weak),
             "long": s * float(self.hops > 1),
             "gap": s * min(max(self.relation_gap, 0.0), 1.0),
@@ -101,15 +104,21 @@ class Calibration:
 
     models: Mapping[str, Model] = field(default_factory=dict)
 
+    def model(self, method: str, mode: str = "") -> Model | None:
+        """The model for ``method`` under a planner ``mode`` ("plan:learned"), else the
+        method's own."""
+        return (self.models.get(f"{method}:{mode}") if mode else None) or self.models.get(method)
+
     def uses(self, method: str, feature: str) -> bool:
-        """Whether ``method``'s model weighs ``feature`` (so it is worth computing)."""
-        model = self.models.get(method)
-        return model is not None and any(
-            n == feature and w != 0.0 for n, w in zip(model.names, model.weights, strict=True)
+        """Whether any model of ``method`` weighs ``feature`` (so it is worth computing)."""
+        return any(
+            (name == method or name.startswith(f"{method}:"))
+            and any(n == feature and w != 0.0 for n, w in zip(m.names, m.weights, strict=True))
+            for name, m in self.models.items()
         )
 
     def confidence(self, method: str, basis: Basis) -> float:
-        model = self.models.get(method)
+        model = self.model(method, basis.mode)
         return model.probability(basis) if model is not None else rule_confidence(basis)
 
     def to_json(self) -> str:
@@ -144,7 +153,7 @@ def load_calibration(path: str | None = None) -> Calibration:
 
 
 def fit_model(
-    bases: Sequence[Basis], labels: Sequence[bool], *, l2: float = 1.0, steps: int = 50
+    bases: Sequence[Basis], labels: Sequence[bool], *, l2: float = 0.05, steps: int = 100
 ) -> Model:
     """A logistic model fitted by Newton's method with an L2 penalty (not on the bias)."""
     x = np.array([[b.features()[n] for n in FEATURES] for b in bases], dtype=float)

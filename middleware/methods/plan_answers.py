@@ -40,6 +40,8 @@ class Planners(Protocol):
 
 def ask_topics(run: Run, planning: Planning, source: str, step: Step | None = None) -> None:
     """The planner's topics are the entities the question names: record them on ``run``."""
+    if planning.mode != "none":
+        run.plan_mode = run.plan_mode or planning.mode
     candidates = [*planning.considered, *(p.candidate for p in planning.plans)]
     for candidate in candidates:
         run.ask(candidate.topic.value, span=candidate.span, match="span", source=source, step=step)

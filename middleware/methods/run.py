@@ -144,6 +144,7 @@ class Run:
         self._queries_at_start = _query_count(self.graphs)
         self.asked: dict[str, QuestionEntity] = {}  # entities the question names, by IRI
         self.relation_fits: dict[str, RelationFit] = {}  # per source, where the method has one
+        self.plan_mode = ""  # the planner's mode, where a plan was made
 
     @contextmanager
     def step(self, name: str) -> Iterator[Step]:

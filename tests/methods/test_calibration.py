@@ -1,0 +1,141 @@
+"""Calibrated confidence: the basis of an answer, fitted models, and their use."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import pytest
+
+from middleware.eval.calibrate import fit, read_examples
+from middleware.kg.backends.local import LocalStore
+from middleware.llm.scripted import ScriptedLLM
+from middleware.methods.calibration import (
+    Basis,
+    Calibration,
+    Model,
+    expected_calibration_error,
+    fit_model,
+    risk_coverage,
+    rule_confidence,
+)
+from middleware.methods.rok import RoK
+from middleware.methods.run import AnswerPolicy
+from tests.cli_helpers import run
+
+KB = "Heat|directed_by|Michael Mann\nHeat|starred_actors|Al Pacino\n"
+
+
+@pytest.fixture(scope="module")
+def kg() -> LocalStore:
+    store = LocalStore(profile="metaqa", name="films")
+    store.load_text(KB, name="kb.txt")
+    return store
+
+
+def rok_llm(answer: str) -> ScriptedLLM:
+    return ScriptedLLM(
+        [
+            ("Reasoning:$", "Heat was directed by Michael Mann."),
+            ("Key entities:$", "Heat; Michael Mann"),
+            ("Useful facts:$", "1, 2"),
+            ("Answer:$", answer),
+        ]
+    )
+
+
+def draws(n: int, seed: int = 3) -> tuple[list[Basis], list[bool]]:
+    """Answers whose chance of being right is their share, supported or not."""
+    rng = random.Random(seed)
+    bases, labels = [], []
+    for _ in range(n):
+        supported = rng.random() < 0.7
+        share = rng.random()
+        bases.append(Basis(evidence=True, supported=supported, share=share, rank=1, hops=1))
+        labels.append(supported and rng.random() < share)
+    return bases, labels
+
+
+def test_a_fitted_model_is_calibrated_where_the_rule_is_not() -> None:
+    bases, labels = draws(2000)
+    model = fit_model(bases[:1000], labels[:1000])
+    fitted = [model.probability(b) for b in bases[1000:]]
+    rule = [rule_confidence(b) for b in bases[1000:]]
+    assert expected_calibration_error(fitted, labels[1000:]) < 0.05
+    assert expected_calibration_error(rule, labels[1000:]) > 0.15
+    unsupported = model.probability(Basis(evidence=True))
+    assert unsupported < 0.05 < model.probability(bases[0]) or not bases[0].supported
+
+
+def test_risk_falls_as_the_threshold_rises() -> None:
+    bases, labels = draws(1000)
+    model = fit_model(bases, labels)
+    rows = risk_coverage([model.probability(b) for b in bases], labels, points=[0.0, 0.5, 0.8])
+    coverages = [c for _, c, _ in rows]
+    risks = [r for _, _, r in rows]
+    assert coverages == sorted(coverages, reverse=True) and coverages[0] == 1.0
+    assert risks[0] > risks[1] > risks[2]
+
+
+def test_a_model_per_planner_mode_comes_before_the_method_s_own() -> None:
+    calibration = Calibration(
+        {
+            "plan": Model(("bias",), (0.0,)),
+            "plan:learned": Model(("bias",), (3.0,)),
+        }
+    )
+    assert calibration.confidence("plan", Basis(mode="learned")) == pytest.approx(0.9526)
+    assert calibration.confidence("plan", Basis(mode="zero-shot")) == 0.5
+    assert calibration.confidence("rok", Basis(evidence=True)) == 0.2  # the rule
+    assert Calibration.from_json(calibration.to_json()).models == calibration.models
+    assert not calibration.uses("plan", "gap")
+
+
+def test_finish_takes_its_confidence_from_the_given_calibration(
+    kg: LocalStore, tmp_path: Path
+) -> None:
+    answer = RoK(rok_llm("Michael Mann"), kg).run("Who directed Heat?")
+    assert answer.found and answer.basis is not None and answer.basis.supported
+    doubtful = tmp_path / "calibration.json"
+    doubtful.write_text(Calibration({"rok": Model(("bias",), (-2.0,))}).to_json())
+    policy = AnswerPolicy(calibration=str(doubtful))
+    withheld = RoK(rok_llm("Michael Mann"), kg, policy=policy).run("Who directed Heat?")
+    assert not withheld.found and withheld.guess is not None
+    assert withheld.guess.confidence == pytest.approx(0.1192)
+    assert "below 0.5" in withheld.guess.why
+
+
+def results_file(path: Path, n: int) -> Path:
+    bases, labels = draws(n)
+    lines = [
+        json.dumps(
+            {
+                "key": f"d/dev/rok/{i}",
+                "dataset": "d",
+                "method": "rok",
+                "answerable": True,
+                "basis": b.to_dict(),
+                "answer_hit": y,
+            }
+        )
+        for i, (b, y) in enumerate(zip(bases, labels, strict=True))
+    ]
+    path.mkdir()
+    (path / "results.jsonl").write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_calibrate_fits_from_eval_results(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = results_file(tmp_path / "run", 400)
+    calibration, reports = fit(read_examples([folder]))
+    assert set(calibration.models) == {"rok"} and reports[0].ece < reports[0].ece_before
+    out = tmp_path / "calibration.json"
+    code, text, err = run(capsys, "calibrate", str(folder), "--out", str(out))
+    assert code == 0, err
+    assert "rok" in text and "ECE" in text
+    assert "rok" in Calibration.from_json(out.read_text()).models
+    code, _, err = run(capsys, "calibrate", str(tmp_path / "missing"))
+    assert code != 0 and "no results at" in err

@@ -31,6 +31,8 @@ from typing import Any
 
 import numpy as np
 
+from middleware.errors import ConfigError
+
 SHIPPED = Path(__file__).with_name("calibration.json")
 WEAK_LINK_FACTOR = 0.4  # the rule: a weakly linked question entity scales confidence
 
@@ -146,10 +148,21 @@ class Calibration:
 @lru_cache(maxsize=8)
 def load_calibration(path: str | None = None) -> Calibration:
     """The calibration at ``path`` (default: the shipped one; none shipped: the rule)."""
-    where = Path(path) if path else SHIPPED
-    if not where.exists():
-        return Calibration()
-    return Calibration.from_json(where.read_text(encoding="utf-8"))
+    if not path:
+        shipped = SHIPPED.exists()
+        return (
+            Calibration.from_json(SHIPPED.read_text(encoding="utf-8")) if shipped else Calibration()
+        )
+    where = Path(path).expanduser()
+    hint = "point answer_calibration at a file written by `kgmw calibrate --out`, or unset it"
+    try:
+        return Calibration.from_json(where.read_text(encoding="utf-8"))
+    except OSError as err:
+        raise ConfigError(
+            f"cannot read the calibration {where}: {err.strerror}", hint=hint
+        ) from err
+    except (ValueError, KeyError, TypeError) as err:
+        raise ConfigError(f"{where} is not a calibration file ({err})", hint=hint) from err
 
 
 def fit_model(

@@ -106,6 +106,18 @@ def test_finish_takes_its_confidence_from_the_given_calibration(
     assert "below 0.5" in withheld.guess.why
 
 
+def test_a_calibration_file_that_cannot_be_read_is_a_clear_error(tmp_path: Path) -> None:
+    from middleware.errors import ConfigError
+    from middleware.methods.calibration import load_calibration
+
+    with pytest.raises(ConfigError, match=r"cannot read the calibration .*nowhere\.json"):
+        load_calibration(str(tmp_path / "nowhere.json"))
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"rok": {"weights": [1]}}')
+    with pytest.raises(ConfigError, match=r"bad\.json is not a calibration file"):
+        load_calibration(str(bad))
+
+
 def results_file(path: Path, n: int) -> Path:
     bases, labels = draws(n)
     lines = [

@@ -112,6 +112,8 @@ class PriorEvidence:
     facts: list[str]
     evidence: Evidence
     answers: list[str] = field(default_factory=list)  # names the answer is chosen from
+    support: float | None = None  # the best plan's support (vote share or softmax score)
+    answer_iris: list[str] = field(default_factory=list)  # the planned answers' entities
 
 
 class Run:

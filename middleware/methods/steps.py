@@ -256,6 +256,9 @@ def finish(
     warning."""
     if prior is not None:
         evidence = merged(prior.evidence, evidence)
+        planned = any(e.iri in prior.answer_iris for e in entities)
+        if support is None and prior.support is not None and planned:
+            support = prior.support  # an answer among the plan's: the plan's support
     kept = list(entities)
     policy = run.policy
     chains = find_support(

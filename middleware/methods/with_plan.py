@@ -61,7 +61,10 @@ class PlanningStage:
         best = planning.answers()[: self.config.answer_items]
         planner.verbalizer.prepare(best)
         names = list(dict.fromkeys(planner.verbalizer.name(n) for n in best))
-        return PriorEvidence([p.text for p in evidence.paths], evidence, names)
+        iris = [n.value for n in best]
+        return PriorEvidence(
+            [p.text for p in evidence.paths], evidence, names, planning.confidence, iris
+        )
 
 
 class PlanAware(Protocol):

@@ -40,6 +40,7 @@ from middleware.kg.operations import GraphOperations
 from middleware.llm.base import LLM
 from middleware.llm.factory import open_llm
 from middleware.llm.ledger import Budget
+from middleware.methods.calibration import load_calibration
 from middleware.methods.method import Method, MethodBase
 from middleware.methods.registry import SharedEncoder, build_method, method_spec
 from middleware.support.urls import without_credentials
@@ -70,6 +71,7 @@ class Workspace:
         overrides: Mapping[str, Any] | None = None,
     ) -> None:
         self.settings = settings
+        load_calibration(settings.answer_calibration)  # a bad file fails before any call
         self._llm = llm
         self._default = default
         # what the user typed (flags) wins over a source's table too

@@ -9,7 +9,7 @@ import click
 
 from middleware.cli.support import echo_json, print_table
 from middleware.errors import BadRequest
-from middleware.eval.calibrate import fit, merged, read_examples
+from middleware.eval.calibrate import MIN_RECORDS, fit, merged, read_examples, skipped
 from middleware.methods.calibration import SHIPPED, Calibration, load_calibration
 
 
@@ -45,14 +45,27 @@ def calibrate_command(
             hint="run kgmw eval with this version (records keep basis and answer_hit)",
         )
     fitted, reports = fit(examples)
+    left_out = skipped(examples, reports)
     if not reports:
-        raise BadRequest("too few answers per method to fit (at least 20 each)")
+        raise BadRequest(
+            "no method has enough answers to fit: " + "; ".join(left_out),
+            hint=f"answer at least {MIN_RECORDS} questions per method",
+        )
     start = load_calibration(str(base)) if base else load_calibration(None)
     calibration: Calibration = merged(start, fitted)
     if out is not None:
-        out.write_text(calibration.to_json(), encoding="utf-8")
+        try:
+            out.write_text(calibration.to_json(), encoding="utf-8")
+        except OSError as err:
+            raise BadRequest(f"cannot write {out}: {err.strerror}") from err
     if as_json:
-        echo_json({"reports": [r.to_dict() for r in reports], "written": str(out) if out else None})
+        echo_json(
+            {
+                "reports": [r.to_dict() for r in reports],
+                "skipped": left_out,
+                "written": str(out) if out else None,
+            }
+        )
         return
     rows = [
         (
@@ -70,5 +83,7 @@ def calibrate_command(
         rows,
         whole=(5,),
     )
+    for line in left_out:
+        click.echo(f"no model for {line}")
     where = out or "(not written: give --out)"
     click.echo(f"\ncalibration: {where}; shipped with the package: {SHIPPED}")

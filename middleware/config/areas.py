@@ -227,9 +227,9 @@ class AnswerSettings:
     )
     answer_min_confidence: float = setting(
         0.5,
-        "Answers whose confidence is below this are withheld as 'not in the graph' (kept "
-        "as the guess). 0.5 withholds answers whose question entity links only weakly "
-        "(fuzzily, or through part of a longer name).",
+        "Under answer_graph_only, answers whose confidence is below this are withheld as "
+        "'not in the graph' (kept as the guess). 0.5 withholds answers whose question "
+        "entity links only weakly (fuzzily, or through part of a longer name).",
         minimum=0.0,
         maximum=1.0,
     )
@@ -247,7 +247,7 @@ class AnswerSettings:
         "uses it.",
     )
     answer_support_hops: int = setting(
-        3,
+        2,
         "Longest chain of evidence facts (RoK, QSM, PG) that may join a question entity "
         "to the answer and so support it.",
         minimum=1,

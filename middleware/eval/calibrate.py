@@ -85,9 +85,19 @@ def read_examples(paths: Iterable[Path]) -> dict[str, list[Example]]:
                 record = json.loads(line)
             except json.JSONDecodeError as err:
                 raise BadRequest(f"{file}:{number}: not JSON ({err.msg})") from err
+            where = f"{file}:{number}"
+            if not isinstance(record, dict):
+                raise BadRequest(f"{where}: not a results record (a JSON object)")
             if record.get("answer_hit") is None or not record.get("basis"):
                 continue  # nothing said, a failure, or a run from before bases were kept
-            basis = Basis(**record["basis"])
+            try:
+                basis = Basis(**record["basis"])
+                record["key"], record["dataset"], record["method"]
+            except (TypeError, KeyError) as err:
+                raise BadRequest(
+                    f"{where}: not a results record of this version ({err})",
+                    hint="give the results of `kgmw eval` runs made with this version",
+                ) from err
             key = f"{record['method']}:{basis.mode}" if basis.mode else record["method"]
             found[key].append(
                 Example(
@@ -110,8 +120,8 @@ def fit(examples: dict[str, list[Example]]) -> tuple[Calibration, list[MethodRep
     models: dict[str, Model] = {}
     reports: list[MethodReport] = []
     for method, items in sorted(examples.items()):
-        if len(items) < MIN_RECORDS:
-            continue
+        if len(items) < MIN_RECORDS or len({_half(e.key) for e in items}) < 2:
+            continue  # too few to fit, or no half to measure on: see ``skipped``
         confidences: list[float] = []
         labels: list[bool] = []
         for held in (0, 1):
@@ -142,6 +152,17 @@ def fit(examples: dict[str, list[Example]]) -> tuple[Calibration, list[MethodRep
             )
         )
     return Calibration(models), reports
+
+
+def skipped(examples: dict[str, list[Example]], reports: Sequence[MethodReport]) -> list[str]:
+    """The methods with answers that got no model, each with why."""
+    fitted = {r.method for r in reports}
+    return [
+        f"{method}: {len(items)} answers"
+        + (f", fewer than {MIN_RECORDS}" if len(items) < MIN_RECORDS else ", all in one half")
+        for method, items in sorted(examples.items())
+        if method not in fitted
+    ]
 
 
 def merged(base: Calibration, fitted: Calibration, methods: Sequence[str] = ()) -> Calibration:

@@ -136,18 +136,50 @@ class Calibration:
 
     @classmethod
     def from_json(cls, text: str) -> Calibration:
+        """A calibration from its JSON; ValueError says what is wrong with it."""
         data = json.loads(text)
-        return cls(
-            {
-                name: Model(tuple(m["features"]), tuple(m["weights"]), m.get("fitted_on", {}))
-                for name, m in data.items()
-            }
-        )
+        if not isinstance(data, dict):
+            raise ValueError("expected an object of models by method name")
+        models = {}
+        for name, m in data.items():
+            if not isinstance(m, dict):
+                raise ValueError(f"model {name!r} is not an object")
+            names, weights = m.get("features"), m.get("weights")
+            if not isinstance(names, list) or not isinstance(weights, list):
+                raise ValueError(f"model {name!r} needs lists 'features' and 'weights'")
+            unknown = [n for n in names if n not in FEATURES]
+            if unknown:
+                raise ValueError(
+                    f"model {name!r} names unknown features {unknown} (known: {list(FEATURES)})"
+                )
+            if len(names) != len(weights) or not all(
+                isinstance(w, int | float) and not isinstance(w, bool) for w in weights
+            ):
+                raise ValueError(f"model {name!r} needs one number in 'weights' per feature")
+            fitted_on = m.get("fitted_on", {})
+            models[name] = Model(
+                tuple(names),
+                tuple(float(w) for w in weights),
+                fitted_on if isinstance(fitted_on, dict) else {},
+            )
+        return cls(models)
+
+
+def load_calibration(path: str | None = None) -> Calibration:
+    """The calibration at ``path`` (default: the shipped one; none shipped: the rule),
+    read again when the file changes."""
+    if not path:
+        return _read(None, 0.0)
+    where = Path(path).expanduser()
+    try:
+        changed = where.stat().st_mtime
+    except OSError:
+        changed = -1.0  # reading it says what is wrong
+    return _read(str(where), changed)
 
 
 @lru_cache(maxsize=8)
-def load_calibration(path: str | None = None) -> Calibration:
-    """The calibration at ``path`` (default: the shipped one; none shipped: the rule)."""
+def _read(path: str | None, changed: float) -> Calibration:
     if not path:
         shipped = SHIPPED.exists()
         return (

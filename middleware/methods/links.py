@@ -26,11 +26,13 @@ def _linking(graphs: Sequence[KnowledgeGraph]) -> list[KnowledgeGraph]:
     return [g for g in graphs if g.profile.same_as is not None and g.capabilities.templates]
 
 
-def ask_same_as(run: Run, extra: dict[str, list[NamedNode]]) -> None:
-    """Another source's counterparts of the question's entities are question entities too."""
-    for source, iris in extra.items():
-        for iri in iris:
-            run.ask(iri.value, span="", match="same-as", source=source)
+def _same_question_entity(run: Run, a: NamedNode, b: NamedNode) -> None:
+    """Whichever of ``a`` and ``b`` the question names, the other is the same entity:
+    a question entity too, linked as strongly (or weakly) as it."""
+    for known, other in ((a, b), (b, a)):
+        asked = run.asked.get(known.value)
+        if asked is not None and asked.span:
+            run.ask(other.value, span=asked.span, match=asked.match, label=asked.label)
 
 
 def cross_link(
@@ -65,6 +67,8 @@ def cross_link(
                 **{a.value: b.value for a, b in out.items()},
                 **{b.value: a.value for a, b in into.items()},
             }
+            for a, b in [*out.items(), *((y, x) for x, y in into.items())]:
+                _same_question_entity(run, a, b)
         step.parsed = parsed
         for failure in found.failures:
             run.warn(f"{failure}; its entities are not joined to the other sources", step)

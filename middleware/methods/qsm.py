@@ -32,7 +32,7 @@ from middleware.methods.collect import (
     top_matches,
 )
 from middleware.methods.fan_out import fan_out
-from middleware.methods.links import ask_same_as, cross_link, merge_entities
+from middleware.methods.links import cross_link, merge_entities
 from middleware.methods.method import MethodBase
 from middleware.methods.run import Run
 from middleware.methods.steps import Candidates, final_answer, finish, ground
@@ -83,7 +83,6 @@ class QSM(MethodBase):
             [g for g, _ in linked.results],
             {g.name: [n.entity.iri for n in names] for g, names in linked.results},
         )
-        ask_same_as(run, extra)
 
         def gather(graph: KnowledgeGraph) -> list[BaseTriple]:
             names = next(n for g, n in linked.results if g is graph)

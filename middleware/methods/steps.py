@@ -261,9 +261,12 @@ def finish(
             support = prior.support  # an answer among the plan's: the plan's support
     kept = list(entities)
     policy = run.policy
-    chains = find_support(
-        evidence, run.asked, [e.iri for e in kept], rule=rule, max_hops=policy.support_hops
-    )
+    answers = [e.iri for e in kept]
+    chains = find_support(evidence, run.asked, answers, rule=rule, max_hops=policy.support_hops)
+    if prior is not None and rule == "facts":  # planned walks support at any length
+        walked = find_support(prior.evidence, run.asked, answers, rule="walks")
+        seen = {tuple(t.key() for t in c.triples) for c in walked}
+        chains = walked + [c for c in chains if tuple(t.key() for t in c.triples) not in seen]
     calibration = load_calibration(policy.calibration)
     with_gap = policy.relation_gap or calibration.uses(run.method, "gap")
     basis = basis_of(run, text, evidence, chains, support, with_gap=with_gap)

@@ -6,7 +6,8 @@ An answer entity merely mentioned in the evidence is not supported. Two rules:
   reaches the answer entity; the support is the path up to it.
 - ``facts`` (RoK, QSM, PG and the ``+plan`` variants): a chain of at most ``max_hops``
   evidence triples (path hops and single facts, read in either direction) from a
-  question entity to the answer entity; the shortest chains are kept.
+  question entity to the answer entity; the shortest chains are kept. Literals join
+  nothing (two films released in "1995" are not related by it).
 
 >>> from pyoxigraph import NamedNode
 >>> from middleware.kg.base import Triple
@@ -54,6 +55,9 @@ def find_support(
     shortest first, strong links before weak ones; an answer that is itself a question
     entity needs a chain like any other."""
     wanted = list(dict.fromkeys(answers))
+    # entities the question names are answers only when nothing else is ("Which of Heat
+    # and Casino did Michael Mann direct?" "Heat")
+    wanted = [a for a in wanted if a not in asked] or wanted
     if not asked or not wanted or not evidence:
         return []
     texts = _texts(evidence)
@@ -102,8 +106,9 @@ def _chained(
     """Shortest chains (breadth first, either direction) from each question entity."""
     edges: dict[str, list[tuple[str, Triple]]] = {}
     for triple in evidence.all_triples():
-        if isinstance(triple.subject, NamedNode):
-            _add(edges, triple.subject.value, _node_key(triple.object), triple)
+        # a literal ("1995") is shared by unrelated things: it joins nothing
+        if isinstance(triple.subject, NamedNode) and isinstance(triple.object, NamedNode):
+            _add(edges, triple.subject.value, triple.object.value, triple)
     found: list[tuple[str, str, list[Triple]]] = []
     for start in asked:
         parent: dict[str, tuple[str, Triple] | None] = {start: None}
@@ -119,11 +124,6 @@ def _chained(
                     parent[neighbour] = (node, triple)
                     queue.append((neighbour, depth + 1))
     return found
-
-
-def _node_key(term: object) -> str:
-    """An IRI as itself; any other term as a key no IRI can equal."""
-    return term.value if isinstance(term, NamedNode) else f"\x00{term}"
 
 
 def _add(edges: dict[str, list[tuple[str, Triple]]], a: str, b: str, triple: Triple) -> None:
@@ -168,7 +168,7 @@ def support_path(chain: Support) -> Path:
         forward = isinstance(triple.subject, NamedNode) and triple.subject.value == at
         hops.append(Hop(triple, forward=forward))
         end = triple.object if forward else triple.subject
-        at = _node_key(end)
+        at = end.value if isinstance(end, NamedNode) else str(end)
     return Path(tuple(hops))
 
 

@@ -30,7 +30,8 @@ import re
 from middleware.text.folding import fold
 
 FUZZY_MATCHES = frozenset({"fuzzy"})
-# Words that open a question or a name without being part of the name.
+# Words that open a question or a name without being part of the name (dropped at a
+# run's start: "Who", "Director of Heat", "Films Starring Al Pacino").
 _OPENERS = frozenset(
     [
         "who",
@@ -51,6 +52,9 @@ _OPENERS = frozenset(
         "were",
         "can",
         "could",
+        "has",
+        "have",
+        "had",
         "in",
         "on",
         "at",
@@ -66,35 +70,72 @@ _OPENERS = frozenset(
         "tell",
         "give",
         "show",
+        "besides",
+        "after",
+        "before",
+        "since",
+        "during",
+        "with",
+        "without",
+        "about",
+        "director",
+        "directors",
+        "cast",
+        "genre",
+        "genres",
+        "film",
+        "films",
+        "movie",
+        "movies",
+        "starring",
+        "directed",
+        "written",
+        "language",
+        "languages",
+        "year",
     ]
 )
 _JOINERS = frozenset(["of", "the", "de", "la", "le", "von", "van", "der", "del", "du"])
 _BRACKETS = re.compile(r"\[([^\]]+)\]")
-_WORD = re.compile(r"[\w'’.&:-]+")
+# words (with inner dots, apostrophes, hyphens: "E.T.", "O'Brien", "Spider-Man"), and
+# the punctuation that ends a run of them
+_TOKEN = re.compile(r"\w+(?:['’.&-]\w+)*\.?|[,;:()!?\[\]\"]|[.](?!\w)")
+_POSSESSIVE = re.compile(r"['’]s?$")
 
 
 def _capital_runs(question: str) -> list[str]:
-    """The runs of capitalised (or numeral) words, openers at a run's start dropped; a
-    lower-case joining word ("of", "the") between two capitalised words stays inside
-    ("The Woo of Raidrex")."""
-    words = _WORD.findall(question)
+    """The runs of capitalised words, openers at a run's start dropped; a lower-case
+    joining word ("of", "the") between two capitalised words stays inside ("The Woo of
+    Raidrex"). Punctuation, a numeral and a possessive ("Mann's") end a run, so commas
+    in a list, "(1995)" and "Michael Mann's Heat" keep names apart. A colon followed by
+    a capitalised word stays inside ("Star Wars: Episode IV")."""
+    tokens = _TOKEN.findall(question)
     runs: list[list[str]] = []
     current: list[str] = []
-    for index, word in enumerate(words):
-        following = words[index + 1] if index + 1 < len(words) else ""
-        if word[:1].isupper() or word[:1].isdigit():
+
+    def close() -> None:
+        nonlocal current
+        if current:
+            runs.append(current)
+        current = []
+
+    for index, token in enumerate(tokens):
+        following = tokens[index + 1] if index + 1 < len(tokens) else ""
+        word = token.rstrip(".") if len(token) > 2 and not token[:-1].count(".") else token
+        if token == ":" and current and following[:1].isupper():
+            current.append(":")
+        elif word[:1].isupper():
             if not current and word.lower() in _OPENERS:
                 continue
-            current.append(word)
+            current.append(_POSSESSIVE.sub("", word))
+            if _POSSESSIVE.search(word) or (token.endswith(".") and word != token):
+                close()  # "Mann's Heat": the owner is a name of its own
         elif current and word in _JOINERS and following[:1].isupper():
             current.append(word)
         else:
-            if current:
-                runs.append(current)
-            current = []
-    if current:
-        runs.append(current)
-    return [" ".join(run) for run in runs]
+            close()
+    close()
+    return [" ".join(run).replace(" :", ":") for run in runs]
 
 
 def _names(question: str) -> list[str]:

@@ -113,9 +113,18 @@ def test_a_calibration_file_that_cannot_be_read_is_a_clear_error(tmp_path: Path)
     with pytest.raises(ConfigError, match=r"cannot read the calibration .*nowhere\.json"):
         load_calibration(str(tmp_path / "nowhere.json"))
     bad = tmp_path / "bad.json"
-    bad.write_text('{"rok": {"weights": [1]}}')
-    with pytest.raises(ConfigError, match=r"bad\.json is not a calibration file"):
-        load_calibration(str(bad))
+    for text, why in [
+        ('{"rok": {"weights": [1]}}', "needs lists"),
+        ("[1, 2]", "expected an object"),
+        ('{"rok": {"features": ["bias", "supported"], "weights": [1.0]}}', "one number"),
+        ('{"rok": {"features": ["bias"], "weights": ["x"]}}', "one number"),
+        ('{"rok": {"features": ["supprted"], "weights": [1.0]}}', "unknown features"),
+    ]:
+        bad.write_text(text)
+        with pytest.raises(ConfigError, match=r"bad\.json is not a calibration file") as caught:
+            load_calibration(str(bad))
+        assert why in str(caught.value)
+        bad.unlink()  # a new file: read again
 
 
 def results_file(path: Path, n: int) -> Path:
@@ -151,3 +160,10 @@ def test_calibrate_fits_from_eval_results(
     assert "rok" in Calibration.from_json(out.read_text()).models
     code, _, err = run(capsys, "calibrate", str(tmp_path / "missing"))
     assert code != 0 and "no results at" in err
+    code, _, err = run(capsys, "calibrate", str(folder), "--out", str(tmp_path / "no" / "x.json"))
+    assert code != 0 and "cannot write" in err
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "results.jsonl").write_text("[1, 2]\n")
+    code, _, err = run(capsys, "calibrate", str(broken))
+    assert code != 0 and "results.jsonl:1: not a results record" in err

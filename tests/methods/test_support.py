@@ -9,16 +9,16 @@ inside a longer name) lowers the confidence below the default threshold.
 from __future__ import annotations
 
 import pytest
-from pyoxigraph import NamedNode
+from pyoxigraph import Literal, NamedNode
 
 from middleware.kg.backends.local import LocalStore
 from middleware.kg.base import Triple
 from middleware.llm.scripted import ScriptedLLM
-from middleware.methods.answer import NOT_FOUND, Support
+from middleware.methods.answer import NOT_FOUND, Evidence, EvidenceTriple, QuestionEntity, Support
 from middleware.methods.registry import build_method
 from middleware.methods.rok import RoK
 from middleware.methods.run import AnswerPolicy
-from middleware.methods.support import support_path
+from middleware.methods.support import find_support, support_path
 from middleware.serialize.answer_json import answer_dict
 from middleware.testing.methods import quick_settings
 
@@ -114,3 +114,38 @@ def test_a_chain_reads_as_a_walk_from_the_question_entity() -> None:
     path = support_path(chain)
     assert [hop.forward for hop in path.hops] == [False, True]
     assert [n.value for n in path.nodes] == [e + "Al", e + "Heat", e + "Mann"]
+
+
+def _facts(*rows: tuple[str, str, str]) -> Evidence:
+    E, R = "https://kgmw.dev/metaqa/entity/", "https://kgmw.dev/metaqa/relation/"
+    triples = []
+    for s, p, o in rows:
+        obj = Literal(o) if o.isdigit() else NamedNode(E + o)
+        triple = Triple(NamedNode(E + s), NamedNode(R + p), obj, "films")
+        triples.append(EvidenceTriple(triple, f"{s} | {p} | {o}"))
+    return Evidence(triples=triples)
+
+
+def _asked(*names: str) -> dict[str, QuestionEntity]:
+    E = "https://kgmw.dev/metaqa/entity/"
+    return {E + n: QuestionEntity(E + n, n, n, "exact", "films") for n in names}
+
+
+def test_a_detour_through_a_shared_genre_is_too_long_to_support() -> None:
+    evidence = _facts(
+        ("Heat", "has_genre", "Crime"),
+        ("Hannibal", "has_genre", "Crime"),
+        ("Hannibal", "directed_by", "Ridley_Scott"),
+    )
+    scott = "https://kgmw.dev/metaqa/entity/Ridley_Scott"
+    assert find_support(evidence, _asked("Heat"), [scott], rule="facts", max_hops=2) == []
+
+
+def test_a_literal_joins_nothing() -> None:
+    evidence = _facts(
+        ("Heat", "release_year", "1995"),
+        ("Casino", "release_year", "1995"),
+        ("Casino", "directed_by", "Scorsese"),
+    )
+    scorsese = "https://kgmw.dev/metaqa/entity/Scorsese"
+    assert find_support(evidence, _asked("Heat"), [scorsese], rule="facts", max_hops=3) == []

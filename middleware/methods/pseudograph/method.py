@@ -47,7 +47,7 @@ from middleware.methods.collect import (
     top_matches,
 )
 from middleware.methods.fan_out import SourceFailure, fan_out
-from middleware.methods.links import ask_same_as, cross_link, merge_entities
+from middleware.methods.links import cross_link, merge_entities
 from middleware.methods.method import MethodBase
 from middleware.methods.pseudograph.cypher import CypherGraph, parse_cypher
 from middleware.methods.pseudograph.facts import answer_in_braces, fact_key, parse_fact_lines
@@ -167,7 +167,6 @@ class _PseudoGraphRun:
             [g for g, _ in linked.results],
             {g.name: [n.entity.iri for n in s.linked] for g, s in linked.results},
         )
-        ask_same_as(self.run, extra)
 
         def base_graph(graph: KnowledgeGraph) -> list[BaseTriple]:
             share = next(s for g, s in linked.results if g is graph)

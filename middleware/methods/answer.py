@@ -88,6 +88,7 @@ class Guess:
     confidence: float
     entities: list[AnswerEntity]
     why: str
+    support: list[Support] = field(default_factory=list)  # what did join (a weak link)
 
 
 @dataclass

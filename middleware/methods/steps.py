@@ -275,6 +275,9 @@ def finish(
     weak = weakest(chains)
     if given and weak is not None:
         run.warn(f"the question's entity is linked only weakly ({weak}); confidence lowered")
+    unsupported = [e.label or e.iri for e in kept if e.iri not in {c.answer for c in chains}]
+    if given and chains and unsupported:
+        run.warn(f"no evidence joins the question to {', '.join(unsupported[:5])}")
     guess: Guess | None = None
     # a multiple-choice question asks for a pick among its choices: the pick stands,
     # and ``grounded`` says whether the evidence supports it
@@ -286,7 +289,7 @@ def finish(
             why = f"its confidence {score:g} is below {policy.min_confidence:g}"
         if why is not None:
             run.warn(f"the answer {text!r} was withheld: {why}")
-            guess = Guess(text, score, kept, why)
+            guess = Guess(text, score, kept, why, chains)
             text, kept, chains, given = NOT_FOUND, [], [], False
     return Answer(
         question=run.question,
@@ -298,12 +301,12 @@ def finish(
         usage=run.usage(),
         grounding=grounding,
         grounded=bool(chains),
-        confidence=score if given else 0.0,
+        confidence=score if given else 0.0,  # an empty reply: 0, yet not withheld
         warnings=list(run.warnings),
         choices=run.choices,
         sources=[g.name for g in run.graphs],
         support=chains,
-        found=given,
+        found=text != NOT_FOUND,
         guess=guess,
         basis=basis,
     )

@@ -108,6 +108,7 @@ def guess_dict(guess: Guess | None) -> dict[str, Any] | None:
         "confidence": guess.confidence,
         "entities": [entity_dict(e) for e in guess.entities],
         "why": guess.why,
+        "support": [support_dict(c) for c in guess.support],
     }
 
 

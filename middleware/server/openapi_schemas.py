@@ -123,6 +123,11 @@ SCHEMAS: dict[str, Any] = {
             "confidence": {"type": "number", "minimum": 0, "maximum": 1},
             "entities": {"type": "array", "items": ref("Entity")},
             "why": {"type": "string", "description": "why it was withheld"},
+            "support": {
+                "type": "array",
+                "items": ref("SupportChain"),
+                "description": "what did join the question to it (a weak link, or too unsure)",
+            },
         },
     },
     "SupportChain": {

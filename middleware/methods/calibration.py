@@ -50,6 +50,7 @@ class Basis:
     weak: bool = False  # every supporting chain starts at a weakly linked entity
     relation_gap: float = 0.0  # asked relation's fit minus the support's best (>= 0)
     mode: str = ""  # the planner's mode where a plan was made: "learned" or "zero-shot"
+    fallback: bool = False  # the planner's best-ranked relation path reached nothing
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -67,6 +68,7 @@ class Basis:
             "weak": s * float(self.weak),
             "long": s * float(self.hops > 1),
             "gap": s * min(max(self.relation_gap, 0.0), 1.0),
+            "fallback": s * float(self.fallback),
         }
 
 

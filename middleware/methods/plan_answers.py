@@ -42,6 +42,10 @@ def ask_topics(run: Run, planning: Planning, source: str, step: Step | None = No
     """The planner's topics are the entities the question names: record them on ``run``."""
     if planning.mode != "none":
         run.plan_mode = run.plan_mode or planning.mode
+    if planning.plans and planning.considered:
+        # the relation path ranked first reached nothing: the question may ask for a
+        # relation its entity does not have, and a lesser path answered
+        run.plan_fallback = planning.plans[0].candidate != planning.considered[0]
     candidates = [*planning.considered, *(p.candidate for p in planning.plans)]
     for candidate in candidates:
         run.ask(candidate.topic.value, span=candidate.span, match="span", source=source, step=step)

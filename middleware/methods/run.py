@@ -147,6 +147,7 @@ class Run:
         self.asked: dict[str, QuestionEntity] = {}  # entities the question names, by IRI
         self.relation_fits: dict[str, RelationFit] = {}  # per source, where the method has one
         self.plan_mode = ""  # the planner's mode, where a plan was made
+        self.plan_fallback = False  # the planner's best-ranked path reached nothing
 
     @contextmanager
     def step(self, name: str) -> Iterator[Step]:

@@ -209,7 +209,9 @@ def basis_of(
     gap only ``with_gap`` (it costs an encoder call)."""
     given = bool(text) and text != NOT_FOUND
     if not support:
-        return Basis(given=given, evidence=bool(evidence), mode=run.plan_mode)
+        return Basis(
+            given=given, evidence=bool(evidence), mode=run.plan_mode, fallback=run.plan_fallback
+        )
     rank = _support_rank({s.answer for s in support}, evidence) or 1
     return Basis(
         given=given,
@@ -221,6 +223,7 @@ def basis_of(
         weak=weakest(support) is not None,
         relation_gap=_relation_gap(run, support) if with_gap else 0.0,
         mode=run.plan_mode,
+        fallback=run.plan_fallback,
     )
 
 

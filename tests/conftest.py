@@ -71,6 +71,19 @@ def _isolated_cache(
             monkeypatch.delenv(name, raising=False)
 
 
+@pytest.fixture(autouse=True)
+def _confidence_by_rule(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Method logic is tested against the fixed confidence rule, not the shipped fitted
+    models (a refit must not move unit tests); ``@pytest.mark.shipped_calibration``
+    keeps the shipped one."""
+    from middleware.methods import calibration
+
+    calibration._read.cache_clear()
+    if request.node.get_closest_marker("shipped_calibration") is None:
+        monkeypatch.setattr(calibration, "SHIPPED", Path("/nonexistent/calibration.json"))
+    request.addfinalizer(calibration._read.cache_clear)
+
+
 def free_port() -> int:
     """A port the OS hands out for port 0, released for the server to take."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:

@@ -226,10 +226,11 @@ class AnswerSettings:
         "kept as the guess). false: give it anyway, marked not grounded.",
     )
     answer_min_confidence: float = setting(
-        0.5,
+        0.3,
         "Under answer_graph_only, answers whose confidence is below this are withheld as "
-        "'not in the graph' (kept as the guess). 0.5 withholds answers whose question "
-        "entity links only weakly (fuzzily, or through part of a longer name).",
+        "'not in the graph' (kept as the guess). Confidence is the calibrated probability "
+        "that the answer is right (docs/methods.md); 0.3 balances answers kept against "
+        "unanswerable questions withheld on the dev sets (docs/benchmarks.md).",
         minimum=0.0,
         maximum=1.0,
     )

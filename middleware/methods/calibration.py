@@ -34,7 +34,7 @@ import numpy as np
 from middleware.errors import ConfigError
 
 SHIPPED = Path(__file__).with_name("calibration.json")
-WEAK_LINK_FACTOR = 0.4  # the rule: a weakly linked question entity scales confidence
+WEAK_LINK_FACTOR = 0.25  # the rule: a weakly linked question entity scales confidence
 
 
 @dataclass(frozen=True)

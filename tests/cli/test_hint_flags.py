@@ -15,11 +15,15 @@ FLAG = re.compile(r"(?<![\w-])--[a-z][a-z0-9-]*")
 
 
 def _known_flags() -> set[str]:
-    flags = {f for p in cli.params for f in p.opts + p.secondary_opts}
+    flags: set[str] = set()
     assert isinstance(cli, click.Group)
-    for command in cli.commands.values():
+    commands: list[click.Command] = [cli]
+    while commands:  # groups' subcommands too (`kgmw datasets fetch --unverified`)
+        command = commands.pop()
         for param in command.params:
             flags.update(param.opts + param.secondary_opts)
+        if isinstance(command, click.Group):
+            commands += list(command.commands.values())
     return flags
 
 

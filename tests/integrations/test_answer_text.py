@@ -14,7 +14,7 @@ from tests.cli_helpers import rok_script
 QUESTION = "Who directed Titanic?"
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture  # per test: the confidence rule is set per test (tests/conftest.py)
 def withheld() -> Answer:
     """RoK's "Ridley Scott": nothing in the evidence joins Titanic to him."""
     answer = RoK(rok_script(answer="Ridley Scott"), sample_store()).run(QUESTION)

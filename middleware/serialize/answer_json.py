@@ -2,7 +2,7 @@
 
 >>> from middleware.methods.answer import Answer
 >>> sorted(answer_dict(Answer("Q?", "A", "io")))[:4]
-['answer', 'choices', 'confidence', 'entities']
+['answer', 'choices', 'confidence', 'confidence_basis']
 """
 
 from __future__ import annotations

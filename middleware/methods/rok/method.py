@@ -59,11 +59,16 @@ class RoK(MethodBase):
     >>> from middleware.llm.scripted import ScriptedLLM
     >>> kg = LocalStore(profile="metaqa")
     >>> _ = kg.load_text("Heat|directed_by|Michael Mann\\nHeat|starred_actors|Al Pacino\\n", name="kb.txt")
-    >>> llm = ScriptedLLM([("Key entities:$", "Heat; Al Pacino"), ("Useful facts:$", "none"),
+    >>> llm = ScriptedLLM([("Key entities:$", "Heat; Al Pacino"), ("Useful facts:$", "1"),
     ...                    ("Answer:$", "Michael Mann")], default="Heat starred Al Pacino.")
     >>> answer = RoK(llm, kg).run("Who directed the Al Pacino film Heat?")
     >>> answer.answer, answer.usage["llm_calls"], [e.label for e in answer.entities]
     ('Michael Mann', 4, ['Michael Mann'])
+    >>> answer.support[0].text  # the shortest chain from a question entity
+    'Heat | directed by | Michael Mann'
+
+
+    Kept facts that do not join Heat to the answer would leave it "not in the graph".
     """
 
     name = "rok"

@@ -9,6 +9,9 @@
 #   .venv/bin/python benchmarks/calibration_table.py OUT 0.3,0.4,0.5
 #   kgmw calibrate OUT/* --out middleware/methods/calibration.json
 set -u
+# kgmw from the project's virtual environment when there is one, else from PATH
+HERE=$(cd "$(dirname "$0")/.." && pwd)
+[ -x "$HERE/.venv/bin/kgmw" ] && export PATH="$HERE/.venv/bin:$PATH"
 METAQA=$1 FB15K=$2 DATA=$3 F=$4 MEM=$5 WQMEM=$6
 export KGMW_ANSWER_RELATION_GAP=true
 mkdir -p "$F"

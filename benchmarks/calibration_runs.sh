@@ -1,6 +1,7 @@
 #!/bin/bash
 # The dev answers that calibration is fitted on and the "not in the graph" acceptance
-# is measured on: MetaQA 1/2/3-hop dev (fold 0 of 5, seed 7, 100 each; pg 50), the
+# is measured on (plan, rok, qsm, pg, ksl, and qsm/ksl/rok+plan with the path memory):
+# MetaQA 1/2/3-hop dev (fold 0 of 5, seed 7, 100 each; pg 50), the
 # generated unanswerable-metaqa dev set (200; pg 40) and WebQuestions fold 0 (50), each
 # answer keeping its confidence basis (answer_relation_gap on). Resumable: a finished
 # run leaves OUT/NAME.ok.
@@ -29,3 +30,7 @@ for m in rok qsm ksl; do ev un-$m $UN --method $m; ev mq-$m $MQ --limit 100 --me
 for m in rok qsm pg; do ev wq-$m $WQ --method $m; done
 ev mq-pg $MQ --limit 50 --method pg
 ev un-pg $UN --limit 40 --method pg
+for m in qsm+plan ksl+plan rok+plan; do
+  KGMW_PLAN_MEMORY=$MEM ev mq-$m $MQ --limit 100 --method $m
+  KGMW_PLAN_MEMORY=$MEM ev un-$m $UN --method $m
+done

@@ -33,6 +33,9 @@ METHODS = {
     "qsm": ["mq-qsm", "un-qsm", "wq-qsm"],
     "pg": ["mq-pg", "un-pg", "wq-pg"],
     "ksl": ["mq-ksl", "un-ksl"],
+    "qsm+plan (learned)": ["mq-qsm+plan", "un-qsm+plan"],
+    "ksl+plan (learned)": ["mq-ksl+plan", "un-ksl+plan"],
+    "rok+plan (learned)": ["mq-rok+plan", "un-rok+plan"],
 }
 KINDS = ("made-up-entity", "absent-relation")
 

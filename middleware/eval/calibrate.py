@@ -122,6 +122,8 @@ def fit(examples: dict[str, list[Example]]) -> tuple[Calibration, list[MethodRep
     for method, items in sorted(examples.items()):
         if len(items) < MIN_RECORDS or len({_half(e.key) for e in items}) < 2:
             continue  # too few to fit, or no half to measure on: see ``skipped``
+        if len({e.right for e in items}) < 2:
+            continue  # all right or all wrong: nothing to tell them apart by
         confidences: list[float] = []
         labels: list[bool] = []
         for held in (0, 1):
@@ -157,9 +159,16 @@ def fit(examples: dict[str, list[Example]]) -> tuple[Calibration, list[MethodRep
 def skipped(examples: dict[str, list[Example]], reports: Sequence[MethodReport]) -> list[str]:
     """The methods with answers that got no model, each with why."""
     fitted = {r.method for r in reports}
+
+    def why(items: list[Example]) -> str:
+        if len(items) < MIN_RECORDS:
+            return f"fewer than {MIN_RECORDS}"
+        if len({e.right for e in items}) < 2:
+            return "all right" if items[0].right else "all wrong"
+        return "all in one half"
+
     return [
-        f"{method}: {len(items)} answers"
-        + (f", fewer than {MIN_RECORDS}" if len(items) < MIN_RECORDS else ", all in one half")
+        f"{method}: {len(items)} answers, {why(items)}"
         for method, items in sorted(examples.items())
         if method not in fitted
     ]

@@ -109,9 +109,10 @@ class Calibration:
     models: Mapping[str, Model] = field(default_factory=dict)
 
     def model(self, method: str, mode: str = "") -> Model | None:
-        """The model for ``method`` under a planner ``mode`` ("plan:learned"), else the
-        method's own."""
-        return (self.models.get(f"{method}:{mode}") if mode else None) or self.models.get(method)
+        """The model for ``method`` under a planner ``mode`` ("plan:learned"), or the
+        method's own when no plan was made; None (the rule) for a mode no model was
+        fitted for: answers planned otherwise are another population."""
+        return self.models.get(f"{method}:{mode}" if mode else method)
 
     def uses(self, method: str, feature: str) -> bool:
         """Whether any model of ``method`` weighs ``feature`` (so it is worth computing)."""

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from middleware.eval.calibrate import fit, read_examples
+from middleware.eval.calibrate import fit, read_examples, skipped
 from middleware.kg.backends.local import LocalStore
 from middleware.llm.scripted import ScriptedLLM
 from middleware.methods.calibration import (
@@ -86,7 +86,8 @@ def test_a_model_per_planner_mode_comes_before_the_method_s_own() -> None:
         }
     )
     assert calibration.confidence("plan", Basis(mode="learned")) == pytest.approx(0.9526)
-    assert calibration.confidence("plan", Basis(mode="zero-shot")) == 0.5
+    assert calibration.confidence("plan", Basis()) == 0.5  # no plan made: the method's own
+    assert calibration.confidence("plan", Basis(mode="zero-shot")) == 0.1  # the rule
     assert calibration.confidence("rok", Basis(evidence=True)) == 0.2  # the rule
     assert Calibration.from_json(calibration.to_json()).models == calibration.models
     assert not calibration.uses("plan", "gap")
@@ -167,3 +168,17 @@ def test_calibrate_fits_from_eval_results(
     (broken / "results.jsonl").write_text("[1, 2]\n")
     code, _, err = run(capsys, "calibrate", str(broken))
     assert code != 0 and "results.jsonl:1: not a results record" in err
+
+
+def test_a_method_always_wrong_gets_no_model(tmp_path: Path) -> None:
+    folder = tmp_path / "wrong"
+    folder.mkdir()
+    rows = [
+        {"key": f"d/dev/x/{i}", "dataset": "d", "method": "x", "basis": Basis().to_dict(),
+         "answer_hit": False}
+        for i in range(40)
+    ]  # fmt: skip
+    (folder / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    examples = read_examples([folder])
+    calibration, reports = fit(examples)
+    assert not calibration.models and skipped(examples, reports) == ["x: 40 answers, all wrong"]

@@ -237,8 +237,7 @@ def _relation_gap(run: Run, support: Sequence[Support]) -> float:
         if fit is None or asked is None or not asked.span:
             return 0.0
         held = {t.predicate.value for t in chain.triples}
-        gap, _ = fit.gap(run.question, asked.span, held)
-        gaps.append(gap)
+        gaps.append(fit.gap(run.question, asked.span, held))
     return round(min(gaps), 4) if gaps else 0.0
 
 

@@ -9,8 +9,9 @@ meaning with each relation of the graph asked as short questions, from either en
 (``questions_for``: "what directed NE", "NE directed by what", ...); the relation with
 the closest question is the one asked about. Short questions read far better than the
 bare phrase ("directed NE"): on 200 MetaQA 1-hop dev questions the relation asked
-about comes first for 170 against 43. A chain of evidence fits when it holds that
-relation, or one read nearly as well (within ``MARGIN`` of cosine).
+about comes first for 170 against 43. The gap of a chain of evidence is how much
+better the best relation reads than the best the chain holds (0 when it holds the
+best); the calibration weighs it (``methods/calibration.py``).
 
 The relations compared are those of the source's profile (its relation ontology),
 those seen in the evidence, and any given at construction (a path memory's).
@@ -27,8 +28,6 @@ from pyoxigraph import NamedNode
 from middleware.planning.masking import MASK, mask
 from middleware.text.embeddings.encoders import Encoder, normalize
 from middleware.text.verbalize import Verbalizer
-
-MARGIN = 0.08  # a held relation read this close to the best one fits as well
 
 
 def questions_for(verbalizer: Verbalizer, predicate: str, forward: bool) -> list[str]:
@@ -95,26 +94,12 @@ class RelationFit:
             best[key[0]] = max(best.get(key[0], -1.0), score)
         return sorted(best.items(), key=lambda item: (-item[1], item[0]))
 
-    def gap(self, question: str, span: str, held: Iterable[str]) -> tuple[float, str | None]:
+    def gap(self, question: str, span: str, held: Iterable[str]) -> float:
         """How much better the best relation reads as the question than the best of
-        ``held`` (0 when one of them is the best), and the best relation's name."""
+        ``held`` (0 when one of them is the best)."""
         held = set(held)
         ranking = self.ranking(question, span, held)
         if not ranking or ranking[0][0] in held:
-            return 0.0, None
+            return 0.0
         holds = max((score for iri, score in ranking if iri in held), default=-1.0)
-        return max(ranking[0][1] - holds, 0.0), self.verbalizer.relation(NamedNode(ranking[0][0]))
-
-    def misfit(self, question: str, span: str, held: Iterable[str]) -> str | None:
-        """Why the relations ``held`` by a supporting chain do not answer the question
-        (the relation it asks about is another), or None when they fit."""
-        held = set(held)
-        ranking = self.ranking(question, span, held)
-        if not ranking or ranking[0][0] in held:
-            return None
-        asked, top = ranking[0]
-        holds = max((score for iri, score in ranking if iri in held), default=-1.0)
-        if top - holds < MARGIN:
-            return None
-        name = self.verbalizer.relation(NamedNode(asked))
-        return f"the question asks about {name!r}, which the supporting evidence does not hold"
+        return max(ranking[0][1] - holds, 0.0)

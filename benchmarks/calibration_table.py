@@ -2,7 +2,7 @@
 
 Reads the runs of ``calibration_runs.sh`` and, per method, splits its answers in two
 halves by a hash of their key; each half is scored by the model fitted on the other
-(as ``kgmw calibrate`` does). For each threshold it reports, per answerable set, Hits@1
+(as ``kgmw calibrate`` does, per source profile where one has enough answers). For each threshold it reports, per answerable set, Hits@1
 as it was before answers had to be supported (what the method said, given regardless)
 against Hits@1 now (supported, and confident enough); per unanswerable kind, the share
 of questions that get "not in the graph"; and the expected calibration error and
@@ -19,6 +19,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from middleware.eval.calibrate import MIN_PROFILE_RECORDS, MIN_RECORDS
 from middleware.methods.calibration import (
     Basis,
     expected_calibration_error,
@@ -33,9 +34,9 @@ METHODS = {
     "qsm": ["mq-qsm", "un-qsm", "wq-qsm"],
     "pg": ["mq-pg", "un-pg", "wq-pg"],
     "ksl": ["mq-ksl", "un-ksl"],
-    "qsm+plan (learned)": ["mq-qsm+plan", "un-qsm+plan"],
-    "ksl+plan (learned)": ["mq-ksl+plan", "un-ksl+plan"],
-    "rok+plan (learned)": ["mq-rok+plan", "un-rok+plan"],
+    "qsm+plan (learned)": ["mq-qsm+plan", "un-qsm+plan", "wq-qsm+plan"],
+    "ksl+plan (learned)": ["mq-ksl+plan", "un-ksl+plan", "wq-ksl+plan"],
+    "rok+plan (learned)": ["mq-rok+plan", "un-rok+plan", "wq-rok+plan"],
 }
 KINDS = ("made-up-entity", "absent-relation")
 
@@ -54,13 +55,28 @@ def records(runs: Path, names: list[str]) -> list[dict[str, Any]]:
 
 
 def out_of_sample(said: list[dict[str, Any]]) -> dict[str, float]:
+    """Each answer scored by a model fitted on the other half: its source profile's
+    model where that profile has enough answers for one (as ``kgmw calibrate`` fits them), else the
+    model of every profile's answers."""
     confidence: dict[str, float] = {}
-    for held in (0, 1):
-        train = [r for r in said if half(r["key"]) != held]
-        model = fit_model([Basis(**r["basis"]) for r in train], [r["answer_hit"] for r in train])
-        for r in said:
-            if half(r["key"]) == held:
-                confidence[r["key"]] = model.probability(Basis(**r["basis"]))
+    profiles = {r["basis"].get("profile", "") for r in said}
+    groups = [said] + [
+        [r for r in said if r["basis"].get("profile", "") == p] for p in profiles if p
+    ]
+    for number, group in enumerate(groups):  # all first; a profile's own model overrides
+        least = MIN_RECORDS if number == 0 else MIN_PROFILE_RECORDS
+        if len(group) < least or len({bool(r["answer_hit"]) for r in group}) < 2:
+            continue
+        for held in (0, 1):
+            train = [r for r in group if half(r["key"]) != held]
+            if len({bool(r["answer_hit"]) for r in train}) < 2:
+                continue
+            model = fit_model(
+                [Basis(**r["basis"]) for r in train], [r["answer_hit"] for r in train]
+            )
+            for r in group:
+                if half(r["key"]) == held:
+                    confidence[r["key"]] = model.probability(Basis(**r["basis"]))
     return confidence
 
 

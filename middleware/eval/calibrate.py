@@ -1,5 +1,9 @@
 """Fit confidence to correctness from eval results: one logistic model per method.
 
+A method's answers over sources of one profile get a model of their own as well
+("plan:learned@freebase") when there are at least ``MIN_PROFILE_RECORDS`` of them, used
+for that profile; the model of every profile's answers serves the others.
+
 Each results record of ``kgmw eval`` keeps what its answer rested on (``basis``) and
 whether what the method said, or would have said, was right (``answer_hit``; an answer
 to an unanswerable question is never right). Records where nothing was said are left
@@ -34,6 +38,14 @@ from middleware.methods.calibration import (
 )
 
 MIN_RECORDS = 20  # fewer answers than this for a method: no model is fitted
+# fewer answers than this over one source profile: that profile's answers are scored by
+# the model of every profile's (a model of its own would fit noise)
+MIN_PROFILE_RECORDS = 100
+
+
+def least_records(name: str) -> int:
+    """The fewest answers a model named ``name`` is fitted on."""
+    return MIN_PROFILE_RECORDS if "@" in name else MIN_RECORDS
 
 
 @dataclass(frozen=True)
@@ -99,16 +111,18 @@ def read_examples(paths: Iterable[Path]) -> dict[str, list[Example]]:
                     hint="give the results of `kgmw eval` runs made with this version",
                 ) from err
             key = f"{record['method']}:{basis.mode}" if basis.mode else record["method"]
-            found[key].append(
-                Example(
-                    record["key"],
-                    record["dataset"],
-                    basis,
-                    bool(record["answer_hit"]),
-                    record.get("answerable", True) is not False,
-                )
+            example = Example(
+                record["key"],
+                record["dataset"],
+                basis,
+                bool(record["answer_hit"]),
+                record.get("answerable", True) is not False,
             )
-    return dict(found)
+            found[key].append(example)  # every profile's answers: for any source
+            if basis.profile:
+                found[f"{key}@{basis.profile}"].append(example)
+    # a profile that holds all of a method's answers adds nothing to its model
+    return {k: v for k, v in found.items() if len(v) < len(found[k.split("@")[0]]) or "@" not in k}
 
 
 def _half(key: str) -> int:
@@ -120,7 +134,7 @@ def fit(examples: dict[str, list[Example]]) -> tuple[Calibration, list[MethodRep
     models: dict[str, Model] = {}
     reports: list[MethodReport] = []
     for method, items in sorted(examples.items()):
-        if len(items) < MIN_RECORDS or len({_half(e.key) for e in items}) < 2:
+        if len(items) < least_records(method) or len({_half(e.key) for e in items}) < 2:
             continue  # too few to fit, or no half to measure on: see ``skipped``
         if len({e.right for e in items}) < 2:
             continue  # all right or all wrong: nothing to tell them apart by
@@ -160,15 +174,15 @@ def skipped(examples: dict[str, list[Example]], reports: Sequence[MethodReport])
     """The methods with answers that got no model, each with why."""
     fitted = {r.method for r in reports}
 
-    def why(items: list[Example]) -> str:
-        if len(items) < MIN_RECORDS:
-            return f"fewer than {MIN_RECORDS}"
+    def why(name: str, items: list[Example]) -> str:
+        if len(items) < least_records(name):
+            return f"fewer than {least_records(name)}"
         if len({e.right for e in items}) < 2:
             return "all right" if items[0].right else "all wrong"
         return "all in one half"
 
     return [
-        f"{method}: {len(items)} answers, {why(items)}"
+        f"{method}: {len(items)} answers, {why(method, items)}"
         for method, items in sorted(examples.items())
         if method not in fitted
     ]

@@ -51,6 +51,8 @@ class Basis:
     relation_gap: float = 0.0  # asked relation's fit minus the support's best (>= 0)
     mode: str = ""  # the planner's mode where a plan was made: "learned" or "zero-shot"
     fallback: bool = False  # the planner's best-ranked relation path reached nothing
+    unheld: float = 0.0  # learned plans: the vote's share for paths the topic lacks
+    profile: str = ""  # the source profile the question was asked over (one for all)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -69,6 +71,7 @@ class Basis:
             "long": s * float(self.hops > 1),
             "gap": s * min(max(self.relation_gap, 0.0), 1.0),
             "fallback": s * float(self.fallback),
+            "unheld": s * min(max(self.unheld, 0.0), 1.0),
         }
 
 
@@ -108,22 +111,27 @@ class Calibration:
 
     models: Mapping[str, Model] = field(default_factory=dict)
 
-    def model(self, method: str, mode: str = "") -> Model | None:
+    def model(self, method: str, mode: str = "", profile: str = "") -> Model | None:
         """The model for ``method`` under a planner ``mode`` ("plan:learned"), or the
-        method's own when no plan was made; None (the rule) for a mode no model was
-        fitted for: answers planned otherwise are another population."""
-        return self.models.get(f"{method}:{mode}" if mode else method)
+        method's own when no plan was made; fitted on the source ``profile`` asked
+        ("plan:learned@freebase") where there is one, else on every profile. None (the
+        rule) for a mode no model was fitted for: answers planned otherwise are
+        another population."""
+        name = f"{method}:{mode}" if mode else method
+        if profile and f"{name}@{profile}" in self.models:
+            return self.models[f"{name}@{profile}"]
+        return self.models.get(name)
 
     def uses(self, method: str, feature: str) -> bool:
         """Whether any model of ``method`` weighs ``feature`` (so it is worth computing)."""
         return any(
-            (name == method or name.startswith(f"{method}:"))
+            name.split("@")[0].split(":")[0] == method
             and any(n == feature and w != 0.0 for n, w in zip(m.names, m.weights, strict=True))
             for name, m in self.models.items()
         )
 
     def confidence(self, method: str, basis: Basis) -> float:
-        model = self.model(method, basis.mode)
+        model = self.model(method, basis.mode, basis.profile)
         return model.probability(basis) if model is not None else rule_confidence(basis)
 
     def to_json(self) -> str:

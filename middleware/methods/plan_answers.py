@@ -46,6 +46,7 @@ def ask_topics(run: Run, planning: Planning, source: str, step: Step | None = No
         # the relation path ranked first reached nothing: the question may ask for a
         # relation its entity does not have, and a lesser path answered
         run.plan_fallback = planning.plans[0].candidate != planning.considered[0]
+    run.plan_unheld = max(run.plan_unheld, planning.unheld_share)
     candidates = [*planning.considered, *(p.candidate for p in planning.plans)]
     for candidate in candidates:
         run.ask(candidate.topic.value, span=candidate.span, match="span", source=source, step=step)

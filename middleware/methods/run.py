@@ -148,6 +148,13 @@ class Run:
         self.relation_fits: dict[str, RelationFit] = {}  # per source, where the method has one
         self.plan_mode = ""  # the planner's mode, where a plan was made
         self.plan_fallback = False  # the planner's best-ranked path reached nothing
+        self.plan_unheld = 0.0  # the vote's share for paths the plan's topic lacks
+
+    @property
+    def profile(self) -> str:
+        """The source profile every graph of the run has ("" when they differ)."""
+        names = {g.profile.name for g in self.graphs}
+        return names.pop() if len(names) == 1 else ""
 
     @contextmanager
     def step(self, name: str) -> Iterator[Step]:

@@ -210,7 +210,12 @@ def basis_of(
     given = bool(text) and text != NOT_FOUND
     if not support:
         return Basis(
-            given=given, evidence=bool(evidence), mode=run.plan_mode, fallback=run.plan_fallback
+            given=given,
+            evidence=bool(evidence),
+            mode=run.plan_mode,
+            fallback=run.plan_fallback,
+            unheld=round(run.plan_unheld, 4),
+            profile=run.profile,
         )
     rank = _support_rank({s.answer for s in support}, evidence) or 1
     return Basis(
@@ -224,6 +229,8 @@ def basis_of(
         relation_gap=_relation_gap(run, support) if with_gap else 0.0,
         mode=run.plan_mode,
         fallback=run.plan_fallback,
+        unheld=round(run.plan_unheld, 4),
+        profile=run.profile,
     )
 
 

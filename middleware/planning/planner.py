@@ -91,10 +91,23 @@ class Planning:
     plans: list[Plan] = field(default_factory=list)
     considered: list[Candidate] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    # learned: per (span, topic IRI), the share of the nearest questions' vote for
+    # relation paths that do not start at the topic
+    unheld: dict[tuple[str, str], float] = field(default_factory=dict)
 
     @property
     def confidence(self) -> float:
         return self.plans[0].candidate.support if self.plans else 0.0
+
+    @property
+    def unheld_share(self) -> float:
+        """How much of the vote asked for relation paths the best plan's topic lacks: a
+        question about a relation its entity does not have ("who directed" an actor)
+        is answered, if at all, along another path (0 zero-shot or with no plan)."""
+        if not self.plans:
+            return 0.0
+        best = self.plans[0].candidate
+        return self.unheld.get((best.span, best.topic.value), 0.0)
 
     def answers(self) -> list[NamedNode]:
         """The entities the best plan reaches, those that more of the other plans also
@@ -111,6 +124,7 @@ class Planning:
             "plans": [p.to_dict() for p in self.plans],
             "considered": len(self.considered),
             "confidence": round(self.confidence, 4),
+            "unheld": round(self.unheld_share, 4),
             "notes": list(self.notes),
         }
 
@@ -172,11 +186,12 @@ class Planner:
             )
         masked = [mask(question, span) for span, _ in spans]
         vectors = self.encoder.encode(masked)
+        unheld: dict[tuple[str, str], float] = {}
         if self.memory is not None:
-            candidates = self._vote(spans, vectors)
+            candidates = self._vote(spans, vectors, unheld)
         else:
             candidates = self._rank(spans, vectors)
-        planning = Planning(mode, considered=candidates)
+        planning = Planning(mode, considered=candidates, unheld=unheld)
         if not candidates:
             planning.notes.append(f"no {mode} relation path from the question's entities")
         self._execute(planning, [c for c in candidates if not c.wide])
@@ -213,7 +228,11 @@ class Planner:
                 planning.notes.append(f"zero-shot backup plan: {reads}")
                 return
 
-    def _vote(self, spans: list[tuple[str, NamedNode]], vectors: Any) -> list[Candidate]:
+    def _vote(
+        self, spans: list[tuple[str, NamedNode]], vectors: Any, unheld: dict[tuple[str, str], float]
+    ) -> list[Candidate]:
+        """The voted candidates; ``unheld`` gets each (span, topic)'s share of the
+        nearest neighbours' vote for paths that do not start at the topic."""
         assert self.memory is not None
         entries = list(self.memory.entries.values())
         found: list[Candidate] = []
@@ -222,11 +241,14 @@ class Planner:
         voted: set[tuple[str, str]] = set()  # a span's path, from its best entity only
         for (span, topic), hits, vector in zip(spans, hits_per_span, vectors, strict=True):
             available = set(self.graph.relation_steps([topic]))  # a path must start here
+            nearest = _votes(hits[:k], entries)
+            lacking = [s for key, s in nearest.items() if from_key(key)[0] not in available]
+            unheld[(span, topic.value)] = float(sum(lacking))
             usable = []
             # the nearest neighbours vote; the wider ring only adds paths after theirs
-            for ring, scale in ((hits[:k], 1.0), (hits[k:], WIDER_SCALE)):
+            for votes, scale in ((nearest, 1.0), (_votes(hits[k:], entries), WIDER_SCALE)):
                 found_here = []
-                for key, share in _votes(ring, entries).items():
+                for key, share in votes.items():
                     path = from_key(key)
                     ok = len(path) <= self.config.max_hops and path[0] in available
                     if ok and (span, key) not in voted:

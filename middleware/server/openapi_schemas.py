@@ -89,7 +89,7 @@ SCHEMAS: dict[str, Any] = {
             "confidence": {"type": "number", "minimum": 0, "maximum": 1},
             "confidence_basis": {
                 "type": ["object", "null"],
-                "description": "what the confidence rests on: given, evidence, supported, share, rank, hops, weak, relation_gap (docs/methods.md)",
+                "description": "what the confidence rests on: given, evidence, supported, share, rank, hops, weak, relation_gap, mode, fallback, unheld (docs/methods.md)",
             },
             "entities": {"type": "array", "items": ref("Entity")},
             "evidence": {"type": "object"},

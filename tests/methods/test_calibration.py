@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import random
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -128,8 +129,15 @@ def test_a_calibration_file_that_cannot_be_read_is_a_clear_error(tmp_path: Path)
         bad.unlink()  # a new file: read again
 
 
-def results_file(path: Path, n: int) -> Path:
-    bases, labels = draws(n)
+def results_file(
+    path: Path,
+    n: int,
+    *,
+    bases: Sequence[Basis] | None = None,
+    labels: Sequence[bool] | None = None,
+) -> Path:
+    if bases is None or labels is None:
+        bases, labels = draws(n)
     lines = [
         json.dumps(
             {
@@ -182,3 +190,31 @@ def test_a_method_always_wrong_gets_no_model(tmp_path: Path) -> None:
     examples = read_examples([folder])
     calibration, reports = fit(examples)
     assert not calibration.models and skipped(examples, reports) == ["x: 40 answers, all wrong"]
+
+
+def test_a_source_profile_with_enough_answers_gets_a_model_of_its_own(tmp_path: Path) -> None:
+    bases, labels = draws(260)
+    # 200 answers over one source profile, 60 over another
+    profiled = [
+        Basis(**{**b.to_dict(), "profile": "films" if i < 200 else "places"})
+        for i, b in enumerate(bases)
+    ]
+    folder = results_file(tmp_path / "run", 260, bases=profiled, labels=labels)
+    examples = read_examples([folder])
+    assert len(examples["rok"]) == 260 and len(examples["rok@films"]) == 200
+    calibration, reports = fit(examples)
+    assert set(calibration.models) == {"rok", "rok@films"}
+    assert skipped(examples, reports) == ["rok@places: 60 answers, fewer than 100"]
+    films, places = Basis(supported=True, share=0.5, profile="films"), Basis(profile="places")
+    assert calibration.model("rok", profile="films") is calibration.models["rok@films"]
+    assert calibration.model("rok", profile="places") is calibration.models["rok"]
+    assert calibration.confidence("rok", films) == calibration.models["rok@films"].probability(
+        films
+    )
+    assert calibration.confidence("rok", places) == calibration.models["rok"].probability(places)
+    assert calibration.uses("rok", "supported") and not calibration.uses("ro", "supported")
+
+
+def test_an_answer_records_the_profile_it_was_asked_over(kg: LocalStore) -> None:
+    answer = RoK(rok_llm("Michael Mann"), kg).run("Who directed Heat?")
+    assert answer.basis is not None and answer.basis.profile == "metaqa"

@@ -324,7 +324,7 @@ def test_the_wider_ring_comes_after_the_zero_shot_backup(
     voted = Candidate(titanic, "Titanic", ((ex("directedBy"), True),), 0.3)
     wide = Candidate(titanic, "Titanic", ((ex("starring"), True),), 0.0003, wide=True)
     backup = Candidate(titanic, "Titanic", SAME_DIRECTOR, 0.9)
-    monkeypatch.setattr(plans, "_vote", lambda spans, vectors: [voted, wide])
+    monkeypatch.setattr(plans, "_vote", lambda spans, vectors, unheld: [voted, wide])
     monkeypatch.setattr(plans, "_rank", lambda spans, vectors: [backup])
     planning = plans.plan("Which film shares a director with Titanic?")
     kinds = [
@@ -347,7 +347,7 @@ def test_the_backup_grows_paths_only_from_the_topics_the_vote_liked(
         grown.append([span for span, _ in spans])
         return []
 
-    monkeypatch.setattr(plans, "_vote", lambda spans, vectors: [unsure])
+    monkeypatch.setattr(plans, "_vote", lambda spans, vectors, unheld: [unsure])
     monkeypatch.setattr(plans, "_rank", rank)
     plans.plan("Did Kate Winslet star in Titanic?")
     assert grown == [["Titanic"]]
@@ -370,3 +370,47 @@ def test_a_span_the_learned_questions_keep_is_their_wording_not_the_topic(
     planning = planner(store, memory).plan("who was the director of titanic?")
     assert [p.candidate.span for p in planning.plans[:2]] == ["titanic", "director"]
     assert planning.answers() == [ex("Cameron")]
+
+
+def test_a_vote_for_a_relation_the_topic_lacks_is_measured(store: LocalStore) -> None:
+    # the neighbours ask who directed a film; an actor has no director
+    memory = learned(store, lessons())
+    plans = planner(store, memory)
+    held = plans.plan("Who directed Avatar?")
+    assert held.plans and held.unheld_share < 0.1
+    lacking = plans.plan("Who directed Kate Winslet?")
+    assert lacking.unheld[("Kate Winslet", ex("Winslet").value)] > 0.5
+    assert lacking.unheld_share == (
+        lacking.unheld[(lacking.plans[0].candidate.span, lacking.plans[0].candidate.topic.value)]
+        if lacking.plans
+        else 0.0
+    )
+    assert lacking.to_dict()["unheld"] == round(lacking.unheld_share, 4)
+    assert planner(store, None).plan("Who directed Kate Winslet?").unheld_share == 0.0
+
+
+def test_an_answer_planned_along_a_relation_the_topic_lacks_can_be_withheld(
+    store: LocalStore, tmp_path: Path
+) -> None:
+    from middleware.methods.calibration import Calibration, Model
+    from middleware.methods.plan import Plan
+    from middleware.methods.run import AnswerPolicy
+    from middleware.testing.llms import first_option_or
+
+    learned(store, lessons())
+    wary = tmp_path / "calibration.json"
+    model = Model(("bias", "supported", "unheld"), (0.0, 2.0, -6.0))
+    wary.write_text(Calibration({"plan:learned": model}).to_json())
+    method = Plan(
+        first_option_or("I do not know"),
+        store,
+        encoder=HashEncoder(),
+        policy=AnswerPolicy(calibration=str(wary)),
+    )
+    held = method.run("Who directed Avatar?")
+    assert held.found and held.basis is not None and held.basis.unheld < 0.1
+    lacking = method.run("Who directed Kate Winslet?")
+    assert lacking.basis is not None and lacking.basis.unheld > 0.5
+    assert lacking.basis.mode == "learned"
+    assert not lacking.found and lacking.guess is not None
+    assert lacking.guess.confidence < 0.3

@@ -380,3 +380,49 @@ def test_few_shot_auto_is_off_for_a_tuned_adapter_only(
     method = build_method("ksl", settings, ScriptedLLM(default="x"), films)
     assert isinstance(method, KnowledgeSolver)
     assert method.config.few_shot == expected
+
+
+class PlansEveryFilm(Guide):
+    """A plan that steps from Drama to each of its 30 films (as a hub's planned walks
+    can), confident or not."""
+
+    def __init__(self, confident: bool) -> None:
+        self.confident = confident
+
+    def planned(self, nodes: Sequence[Term]) -> dict[Term, float]:
+        from pyoxigraph import NamedNode
+
+        if len(nodes) != 1:
+            return {}
+        films = [f"https://kgmw.dev/metaqa/entity/Film%20{i:02d}" for i in range(30)]
+        return {NamedNode(iri): 1.0 for iri in films}  # all equally supported
+
+
+@pytest.mark.parametrize("confident", [True, False])
+def test_planned_steps_are_capped_too(confident: bool) -> None:
+    from middleware.methods.ksl.walk import Walker
+    from middleware.methods.run import Run
+    from middleware.text.verbalize import Verbalizer
+
+    kg = hub()
+    llm = ScriptedLLM(default="Film 03 (genre of)")
+    method = solver(llm, kg)
+    question = "Which films have the genre Drama?"
+    run = Run(question, "ksl+plan", llm, graphs=[kg])
+    item = method.link(run)[0]
+    verbalizer = Verbalizer(kg)
+    walker = Walker(
+        run,
+        verbalizer,
+        method.neighbours(item, verbalizer),
+        method.score(question, "Drama", verbalizer),
+        rounds=1,
+        max_options=5,
+        guide=PlansEveryFilm(confident),
+    )
+    walker.walk(item.question[0])
+    first = next(s for s in run.steps if s.name == "walk")
+    # the best-supported planned steps, no more than the cap, and the cut is recorded
+    assert first.parsed["offered"] == [f"Film {i:02d} (genre of)" for i in range(5)]
+    assert first.parsed["cut"] == 25
+    assert any("25 cut" in n for n in first.notes)

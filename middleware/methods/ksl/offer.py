@@ -115,8 +115,9 @@ def cap(options: list[Option], limit: int, score: Scorer, *, relations: int = 0)
     answers, then the rest (stopping included), each group by ``score`` of the relation
     path the option would make the walk. Apart from planned steps and stopping, only
     the options over the best ``relations`` relation paths stay (0: all). Beyond
-    ``limit``, planned steps, candidate answers and stopping stay, then the best option
-    of each relation path, then the next best; the rest is cut.
+    ``limit``, candidate answers and stopping stay, and the best supported planned
+    steps up to the room they leave (at least one), then the best option of each
+    relation path, then the next best; the rest is cut.
 
     >>> from pyoxigraph import NamedNode
     >>> wrote, directed = ((NamedNode("http://x/wrote"), True),), ((NamedNode("http://x/directed"), True),)
@@ -144,19 +145,23 @@ def cap(options: list[Option], limit: int, score: Scorer, *, relations: int = 0)
             f"offered the neighbours over the {relations} relation paths that read most like "
             f"the question; {len(best) - relations} other relation paths left out"
         )
-    kept = [o for o in ordered if o.keep is not None]
+    fixed = [o for o in ordered if o.keep in ("choice", "stop")]
+    # planned steps, best supported first, up to what the cap leaves beside the fixed
+    every_planned = [o for o in ordered if o.keep == "planned"]
+    planned = every_planned[: max(limit - len(fixed), 1)]
+    kept = [o for o in ordered if o in planned or o in fixed]
     free = [o for o in ordered if o.keep is None]
     members = kept + free
-    if len(members) > limit:
+    if len(members) > limit or len(planned) < len(every_planned):
         first: dict[RelationPath, Option] = {}
         for option in free:
             first.setdefault(option.steps, option)
         members = kept + list(first.values()) + [o for o in free if first[o.steps] is not o]
         members = members[: max(limit, len(kept))]
         notes.append(
-            f"offered {len(members)} of {total} neighbours: {len(kept)} kept (planned steps, "
-            "candidate answers, stopping), then the best of each relation path, then the "
-            "next best by how well the path reads like the question"
+            f"offered {len(members)} of {total} neighbours: {len(kept)} kept (the best "
+            "supported planned steps, candidate answers, stopping), then the best of each "
+            "relation path, then the next best by how well the path reads like the question"
         )
     chosen = {id(o) for o in members}
     offered = [o for o in ordered if id(o) in chosen]

@@ -190,8 +190,12 @@ class Walker:
                 (o for o in planned_here if o.weight >= top * PLAN_SHARE), key=lambda o: -o.weight
             )
             if chosen:
+                chosen = chosen[: self.max_options]  # a hub's planned walks can be many
                 cut = len(marked) + len(stopping) - len(chosen)
-                note = f"the plan is confident: offered only its {len(chosen)} planned option(s); {cut} cut"
+                note = (
+                    f"the plan is confident: offered only {len(chosen)} of its planned "
+                    f"option(s), the best supported first; {cut} cut"
+                )
                 return Offer(chosen, len(marked), cut, [note])
         return cap(marked + stopping, self.max_options, self.score, relations=self.max_relations)
 

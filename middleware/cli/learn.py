@@ -34,7 +34,8 @@ def lesson(
     answers = [to_iri(i) for i in answer_iris(item, graph)]
     if len(answers) < len(item.answers):
         for name in item.answers:
-            answers += [e.iri for e in linker.link(name, limit=3) if e.match in FOLDED_MATCHES]
+            if name.strip():  # a blank answer (the WebQuestions file has some) names nothing
+                answers += [e.iri for e in linker.link(name, limit=3) if e.match in FOLDED_MATCHES]
     return Lesson(
         key=f"{dataset}/{split}/{item.id}",
         question=item.question,
@@ -104,6 +105,9 @@ def learn_command(
         encoder=encoder,
         max_hops=config.max_hops,
         progress=settings.progress,
+        cap=config.mine_cap,
+        budget_queries=config.learn_queries,
+        budget_seconds=config.learn_seconds,
     )
     counts = memory.counts()
     if source.as_json:
@@ -128,3 +132,15 @@ def learn_command(
         f"{report.without_answers} without answers in the graph); {counts['entries']} "
         f"entries in {where}"
     )
+    skipped = report.over_budget + report.refused
+    if skipped:
+        click.echo(
+            f"skipped {skipped} question(s): {report.over_budget} over their budget of "
+            f"{config.learn_queries} queries and {config.learn_seconds:g} s "
+            f"(plan_learn_queries, plan_learn_seconds), {report.refused} with a query the "
+            "source refused; run again to retry them after raising the budget:"
+        )
+        for problem in report.problems[:20]:
+            click.echo(f"  {problem}")
+        if len(report.problems) > 20:
+            click.echo(f"  ... and {len(report.problems) - 20} more (--json lists all)")

@@ -169,6 +169,25 @@ class PlanSettings(MethodTable):
         "Plan: most SPARQL queries spent growing zero-shot candidate paths per topic.",
         minimum=1,
     )
+    mine_cap: int = setting(
+        200,
+        "Learning: most edges read each way around a question's topic or answer when "
+        "mining paths (a hub's are sampled: the first by predicate and IRI).",
+        minimum=10,
+        maximum=5000,
+    )
+    learn_queries: int = setting(
+        500,
+        "Learning: most SPARQL queries mining one question may run; past it the question "
+        "is skipped and counted.",
+        minimum=10,
+    )
+    learn_seconds: float = setting(
+        30.0,
+        "Learning: most seconds mining one question may take; past it the question is "
+        "skipped and counted.",
+        minimum=1.0,
+    )
     min_confidence: float = setting(
         0.0,
         "Plan: at or above this confidence the plan's entities are the answer (no LLM "

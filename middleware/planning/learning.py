@@ -4,6 +4,11 @@ Each question is masked at its topic (as the planner will mask a new one), its b
 relation paths are mined, and the entry is stored under its key. The memory is
 saved every ``save_every`` questions and at the end, so an interrupted run resumes:
 questions already in a memory of the same, unchanged source are skipped.
+
+One question never stops the run: mining that uses up the question's budget of
+queries and seconds (``SearchBudget``), or a query past its timeout, skips it, and a
+query the source refuses skips it too; each is counted with its reason. A source
+that fails otherwise (down, unreachable) stops the run after the memory is saved.
 """
 
 from __future__ import annotations
@@ -14,10 +19,12 @@ from pathlib import Path
 
 from pyoxigraph import NamedNode
 
+from middleware.errors import EndpointError, EndpointTimeout, QueryRejected
 from middleware.kg.base import KnowledgeGraph
 from middleware.planning.masking import mask_topic
 from middleware.planning.memory import MemoryEntry, PathMemory, fingerprint
 from middleware.planning.mining import mine
+from middleware.planning.path_search import SearchBudget, SearchBudgetSpent
 from middleware.support.progress_bar import progress_bar
 from middleware.text.embeddings.encoders import Encoder
 from middleware.text.linking import EntityLinker
@@ -44,6 +51,9 @@ class LearnReport:
     without_topic: int = 0
     without_answers: int = 0
     without_paths: int = 0
+    over_budget: int = 0  # mining used up its queries or seconds, or a query timed out
+    refused: int = 0  # the source refused one of its queries
+    problems: list[str] = field(default_factory=list)  # "key: why", per skipped question
     warnings: list[str] = field(default_factory=list)
 
 
@@ -58,6 +68,9 @@ def learn(
     max_hops: int = 3,
     progress: bool = True,
     save_every: int = 200,
+    cap: int = 200,
+    budget_queries: int = 500,
+    budget_seconds: float = 30.0,
 ) -> LearnReport:
     """Mine ``lessons`` into ``memory`` and save it at ``path`` (vectors included)."""
     report = LearnReport()
@@ -67,7 +80,23 @@ def learn(
     report.skipped = len(lessons) - len(todo)
     with progress_bar(total=len(todo), unit="q", disable=not progress, dynamic_ncols=True) as bar:
         for done, lesson in enumerate(todo, start=1):
-            _learn_one(graph, memory, lesson, linker, max_hops, report)
+            budget = SearchBudget(queries=budget_queries, seconds=budget_seconds)
+            try:
+                _learn_one(graph, memory, lesson, linker, max_hops, report, cap, budget)
+            except (SearchBudgetSpent, EndpointTimeout) as err:
+                report.over_budget += 1
+                report.problems.append(f"{lesson.key}: over budget: {err.message}")
+            except QueryRejected as err:
+                report.refused += 1
+                report.problems.append(f"{lesson.key}: a query was refused: {err.message}")
+            except EndpointError as err:
+                memory.save(path)
+                raise EndpointError(
+                    f"the source failed while learning {lesson.key!r} ({err.message}); "
+                    f"the {len(memory.entries)} questions learned so far are saved in {path}",
+                    hint="run the same command again when the source is back: it resumes",
+                ) from err
+            bar.set_postfix_str(f"{report.over_budget + report.refused} skipped", refresh=False)
             bar.update()
             if done % save_every == 0:
                 memory.save(path)
@@ -83,6 +112,8 @@ def _learn_one(
     linker: EntityLinker,
     max_hops: int,
     report: LearnReport,
+    cap: int,
+    budget: SearchBudget,
 ) -> None:
     topics = list(lesson.topics)
     if not topics:  # no topic from the dataset: the planner's own linking stands in
@@ -93,7 +124,7 @@ def _learn_one(
     if not lesson.answers:
         report.without_answers += 1
         return
-    mined = mine(graph, topics, list(lesson.answers), max_hops=max_hops)
+    mined = mine(graph, topics, list(lesson.answers), max_hops=max_hops, cap=cap, budget=budget)
     topic = NamedNode(mined[0].topic) if mined else topics[0]
     question = mask_topic(linker, lesson.question, topic, lesson.topic_names)
     memory.add(MemoryEntry(lesson.key, question, mined, lesson.hops))

@@ -1,12 +1,14 @@
 """Mining: the relation paths that lead from a question's topic to its answers.
 
 For a few gold answers, the simple graph paths (1 hop, then 2, ... up to ``max_hops``,
-stopping once every answer is reached; either direction) from the topic are found with
-SPARQL; each distinct relation path among them is then
-walked from the topic, and scored by the gold answers it reaches and the other
-entities it reaches too. The paths that reach the most answers with the fewest others
-are kept (ties kept together). Every step is bounded: answers tried, paths per pair,
-walks per relation path.
+stopping once every answer is reached; either direction) from the topic are found by
+the bounded search of ``path_search.py`` (each end's edges read up to ``cap``, then
+met in the middle); each distinct relation path among them is then followed from the
+topic, a step at a time from at most ``max_walks`` entities, and scored by the gold answers
+it reaches and the other entities it reaches too. The paths that reach the most
+answers with the fewest others are kept (ties kept together). Every step is bounded:
+answers tried, paths per pair, entities per step, walks per relation path, and the
+question's ``SearchBudget`` of queries and seconds.
 
 >>> from middleware.kg.backends.local import LocalStore
 >>> kg = LocalStore(profile="metaqa")
@@ -27,6 +29,8 @@ from dataclasses import dataclass
 from pyoxigraph import NamedNode
 
 from middleware.kg.base import KnowledgeGraph
+from middleware.kg.terms import Term
+from middleware.planning.path_search import SearchBudget, reach, relation_paths
 from middleware.planning.relpaths import ends, from_key, path_key, walked
 
 
@@ -56,15 +60,48 @@ def candidate_keys(
     max_hops: int,
     answers_tried: int,
     paths_per_pair: int,
+    cap: int = 200,
+    budget: SearchBudget | None = None,
 ) -> list[str]:
     """Relation paths of the simple paths from ``topic`` to the first few answers."""
     keys: dict[str, None] = {}
     for gold in list(golds)[:answers_tried]:
         if gold == topic:
             continue
+        if bounded(graph):
+            found = relation_paths(
+                graph, topic, gold, max_hops=max_hops, cap=cap, limit=paths_per_pair, budget=budget
+            )
+            for relation_path in found:
+                keys.setdefault(path_key(relation_path), None)
+            continue
+        if budget is not None:
+            budget.spend()
         for path in graph.paths(topic, gold, max_hops=max_hops, limit=paths_per_pair):
             keys.setdefault(path_key(walked(path)), None)
     return list(keys)
+
+
+def bounded(graph: KnowledgeGraph) -> bool:
+    """Whether the bounded search runs on ``graph`` (it needs the project's templates);
+    else the graph's own path and walk queries are used."""
+    return graph.capabilities.templates
+
+
+def reached_by(
+    graph: KnowledgeGraph,
+    topic: NamedNode,
+    key: str,
+    *,
+    max_walks: int,
+    budget: SearchBudget | None,
+) -> set[Term]:
+    """The entities relation path ``key`` leads to from ``topic``."""
+    if bounded(graph):
+        return reach(graph, topic, from_key(key), limit=max_walks, budget=budget)
+    if budget is not None:
+        budget.spend()
+    return set(ends(graph.follow(topic, from_key(key), limit=max_walks)))
 
 
 def mine(
@@ -76,8 +113,11 @@ def mine(
     answers_tried: int = 5,
     paths_per_pair: int = 20,
     max_walks: int = 2000,
+    cap: int = 200,
+    budget: SearchBudget | None = None,
 ) -> list[MinedPath]:
-    """The best relation paths from any of ``topics`` to ``golds`` (empty if none)."""
+    """The best relation paths from any of ``topics`` to ``golds`` (empty if none); a
+    ``budget`` that runs out raises ``SearchBudgetSpent``."""
     wanted = set(golds)
     scored: list[MinedPath] = []
     seen: set[tuple[str, str]] = set()
@@ -90,11 +130,13 @@ def mine(
                 max_hops=hops,
                 answers_tried=answers_tried,
                 paths_per_pair=paths_per_pair,
+                cap=cap,
+                budget=budget,
             ):
                 if (topic.value, key) in seen:
                     continue
                 seen.add((topic.value, key))
-                reached = set(ends(graph.follow(topic, from_key(key), limit=max_walks)))
+                reached = reached_by(graph, topic, key, max_walks=max_walks, budget=budget)
                 hits = len(reached & wanted)
                 if hits:
                     scored.append(MinedPath(key, topic.value, hits, len(reached - wanted)))

@@ -120,3 +120,29 @@ def test_plan_end_to_end_with_the_embedded_model(capsys: pytest.CaptureFixture[s
     assert answer["evidence"]["paths"], "the plan's own example must not answer from empty evidence"
     cameron_films = {"Titanic", "Avatar", "Aliens", "True Lies", "The Abyss", "The Terminator"}
     assert any(film in answer["answer"] for film in cameron_films), answer["answer"]
+
+
+def test_blank_answers_and_an_over_budget_question_do_not_stop_learning(
+    capsys: pytest.CaptureFixture[str], store: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "blank.jsonl"
+    rows = [
+        {**QUESTIONS[0], "answers": ["Avatar", " "]},  # the WebQuestions file has such
+        {"id": "b", "question": "Who directed Avatar?", "answers": [" "]},
+        QUESTIONS[1],
+    ]
+    path.write_text("\n".join(json.dumps(q) for q in rows) + "\n")
+    code, out, err = learn(capsys, path, "--store", str(store))
+    assert code == 0, err
+    assert "learned 2 question(s)" in out and "1 without answers in the graph" in out
+    # a budget too small for the 2-hop question: skipped, named, and the run completes
+    again = tmp_path / "again.jsonl"
+    again.write_text(json.dumps({**QUESTIONS[0], "id": "9"}) + "\n")
+    from middleware.planning import learning
+    from middleware.planning.path_search import SearchBudget
+
+    monkeypatch.setattr(learning, "SearchBudget", lambda **_: SearchBudget(queries=2))
+    code, out, err = learn(capsys, again, "--store", str(store))
+    assert code == 0, err
+    assert "skipped 1 question(s): 1 over their budget" in out
+    assert "/9: over budget: mining used its budget" in out

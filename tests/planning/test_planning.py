@@ -414,3 +414,53 @@ def test_an_answer_planned_along_a_relation_the_topic_lacks_can_be_withheld(
     assert lacking.basis.mode == "learned"
     assert not lacking.found and lacking.guess is not None
     assert lacking.guess.confidence < 0.3
+
+
+def test_one_question_never_stops_learning(store: LocalStore) -> None:
+    memory = PathMemory.new(store, "hash")
+    report = learn(
+        store,
+        memory,
+        lessons(),
+        path=store.path / FILE_NAME,
+        linker=EntityLinker(store),
+        encoder=HashEncoder(),
+        progress=False,
+        budget_queries=2,  # too few for the 2-hop question
+    )
+    assert report.over_budget >= 1 and report.learned + report.over_budget == 4 - 1
+    assert any(p.startswith("films/dev/1: over budget") for p in report.problems)
+    assert "films/dev/1" not in memory.entries  # so a later run retries it
+
+
+def test_a_failing_source_stops_learning_after_saving(
+    store: LocalStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from middleware.errors import EndpointError
+    from middleware.planning import learning
+
+    real = learning.mine
+    calls = []
+
+    def failing(*args: object, **kwargs: object) -> object:
+        calls.append(1)
+        if len(calls) == 2:
+            raise EndpointError("connection refused")
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(learning, "mine", failing)
+    memory = PathMemory.new(store, "hash")
+    where = store.path / FILE_NAME
+    with pytest.raises(EndpointError, match="1 questions learned so far are saved") as caught:
+        learn(
+            store,
+            memory,
+            lessons(),
+            path=where,
+            linker=EntityLinker(store),
+            encoder=HashEncoder(),
+            progress=False,
+        )
+    assert "connection refused" in str(caught.value) and "resumes" in (caught.value.hint or "")
+    saved = open_memory(store, where)[0]
+    assert saved is not None and list(saved.entries) == ["films/dev/1"]

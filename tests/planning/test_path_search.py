@@ -1,0 +1,106 @@
+"""The bounded path search of mining: the same paths as the graph's own path query on
+a small graph, a cost set by the cap around hubs, and a budget per question."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from pyoxigraph import NamedNode
+
+from middleware.kg.backends.local import LocalStore
+from middleware.planning.mining import mine
+from middleware.planning.path_search import (
+    SearchBudget,
+    SearchBudgetSpent,
+    reach,
+    relation_paths,
+)
+from middleware.planning.relpaths import walked
+from middleware.testing.graphs import ex, films_path
+
+PAIRS = [
+    ("Titanic", "Avatar"),
+    ("Cameron", "Winslet"),
+    ("Inception", "DiCaprio"),
+    ("Nolan", "Winslet"),
+    ("Avatar", "DiCaprio"),
+]
+
+
+@pytest.fixture(scope="module")
+def films() -> LocalStore:
+    store = LocalStore(profile="generic")
+    store.load([films_path()])
+    return store
+
+
+@pytest.mark.parametrize(("start", "end"), PAIRS)
+@pytest.mark.parametrize("hops", [1, 2, 3])
+def test_it_finds_the_relation_paths_the_path_query_finds(
+    films: LocalStore, start: str, end: str, hops: int
+) -> None:
+    expected = {walked(p) for p in films.paths(ex(start), ex(end), max_hops=hops, limit=500)}
+    found = relation_paths(films, ex(start), ex(end), max_hops=hops, limit=500)
+    assert set(found) == expected
+    assert [len(p) for p in found] == sorted(len(p) for p in found)  # shortest first
+
+
+def test_reach_follows_a_relation_path_without_coming_back(films: LocalStore) -> None:
+    same_director = ((ex("directedBy"), True), (ex("directedBy"), False))
+    assert reach(films, ex("Titanic"), same_director) == {ex("Avatar")}
+    expected = {w.nodes[-1] for w in films.follow(ex("Titanic"), same_director)}
+    assert reach(films, ex("Titanic"), same_director) == expected
+
+
+def hub_graph(tmp_path: Path, films_at_hub: int) -> LocalStore:
+    """A genre with many films; one of them, Rare, is starred in by Ann, who also
+    starred in Small; Small's genre is the hub too."""
+    x = "http://example.org/h/"
+    lines = [f"<{x}film{i:06d}> <{x}genre> <{x}Drama> ." for i in range(films_at_hub)]
+    lines += [
+        f"<{x}Rare> <{x}starring> <{x}Ann> .",
+        f"<{x}Small> <{x}starring> <{x}Ann> .",
+        f"<{x}Rare> <{x}genre> <{x}Drama> .",
+        f"<{x}Small> <{x}genre> <{x}Drama> .",
+    ]
+    path = tmp_path / "hub.nt"
+    path.write_text("\n".join(lines) + "\n")
+    store = LocalStore(tmp_path / "store", profile="generic")
+    store.load([path])
+    return store
+
+
+def test_a_hub_end_costs_what_the_cap_allows_and_is_met_from_the_other_end(
+    tmp_path: Path,
+) -> None:
+    store = hub_graph(tmp_path, 100_000)
+    x = "http://example.org/h/"
+    small, drama = NamedNode(x + "Small"), NamedNode(x + "Drama")
+    budget = SearchBudget(queries=50, seconds=600)
+    found = relation_paths(store, small, drama, max_hops=3, cap=50, budget=budget)
+    starring, genre = NamedNode(x + "starring"), NamedNode(x + "genre")
+    assert ((genre, True),) in found
+    # Small -starring-> Ann <-starring- Rare -genre-> Drama: Rare is not among the 50
+    # of Drama's 100,002 films read, and is reached from Small's side instead
+    assert ((starring, True), (starring, False), (genre, True)) in found
+    assert budget.spent <= 10
+
+
+def test_a_question_past_its_budget_stops_mining(tmp_path: Path) -> None:
+    store = hub_graph(tmp_path, 100)
+    x = "http://example.org/h/"
+    with pytest.raises(SearchBudgetSpent, match="at most 1 queries"):
+        mine(
+            store,
+            [NamedNode(x + "Small")],
+            [NamedNode(x + "Drama")],
+            budget=SearchBudget(queries=1, seconds=600),
+        )
+    with pytest.raises(SearchBudgetSpent, match="plan_learn_seconds"):
+        mine(
+            store,
+            [NamedNode(x + "Small")],
+            [NamedNode(x + "Drama")],
+            budget=SearchBudget(queries=500, seconds=-1.0),
+        )

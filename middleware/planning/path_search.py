@@ -110,7 +110,13 @@ def links(
     xs, ys = sorted(set(sources), key=str), sorted(set(targets), key=str)
     if not xs or not ys:
         return []
-    rows = _select(graph, budget, "mine_links", sources=xs, targets=ys, limit=LINKS_PER_QUERY)
+    return _edge_rows(
+        _select(graph, budget, "mine_links", sources=xs, targets=ys, limit=LINKS_PER_QUERY)
+    )
+
+
+def _edge_rows(rows: list[dict[str, Term]]) -> list[tuple[NamedNode, RelationStep, NamedNode]]:
+    """Rows of ``?x ?p ?forward ?y`` as (x, step from x, y)."""
     found = []
     for row in rows:
         x, p, y = row.get("x"), row.get("p"), row.get("y")
@@ -189,12 +195,7 @@ def around(
     xs = sorted(set(nodes), key=str)
     if not xs:
         return []
-    found = []
-    for row in _select(graph, budget, "mine_around", nodes=xs, limit=limit):
-        x, p, y = row.get("x"), row.get("p"), row.get("y")
-        if isinstance(x, NamedNode) and isinstance(p, NamedNode) and isinstance(y, NamedNode):
-            found.append((x, (p, _flag(row.get("forward"))), y))
-    return found
+    return _edge_rows(_select(graph, budget, "mine_around", nodes=xs, limit=limit))
 
 
 def _toward(

@@ -137,7 +137,8 @@ def learn_command(
         click.echo(
             f"skipped {skipped} question(s): {report.over_budget} over their budget of "
             f"{config.learn_queries} queries and {config.learn_seconds:g} s "
-            f"(plan_learn_queries, plan_learn_seconds), {report.refused} with a query the "
+            f"(plan_learn_queries, plan_learn_seconds) or past a query's timeout, "
+            f"{report.refused} with a query the "
             "source refused; run again to retry them after raising the budget:"
         )
         for problem in report.problems[:20]:

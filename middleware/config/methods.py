@@ -172,7 +172,7 @@ class PlanSettings(MethodTable):
     mine_cap: int = setting(
         200,
         "Learning: most edges read each way around a question's topic or answer when "
-        "mining paths (a hub's are sampled: the first by predicate and IRI).",
+        "mining paths (a hub's are sampled in the store's own order, the same each time).",
         minimum=10,
         maximum=5000,
     )

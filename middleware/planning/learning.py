@@ -83,9 +83,12 @@ def learn(
             budget = SearchBudget(queries=budget_queries, seconds=budget_seconds)
             try:
                 _learn_one(graph, memory, lesson, linker, max_hops, report, cap, budget)
-            except (SearchBudgetSpent, EndpointTimeout) as err:
+            except SearchBudgetSpent as err:
                 report.over_budget += 1
                 report.problems.append(f"{lesson.key}: over budget: {err.message}")
+            except EndpointTimeout as err:
+                report.over_budget += 1
+                report.problems.append(f"{lesson.key}: a query ran past its timeout: {err.message}")
             except QueryRejected as err:
                 report.refused += 1
                 report.problems.append(f"{lesson.key}: a query was refused: {err.message}")

@@ -2,8 +2,8 @@
 at a cost set by settings, not by the graph's hubs.
 
 The search meets in the middle. Each end's edges are read, at most ``cap`` each way,
-the first by predicate and IRI (a hub's are sorted in one index scan, no join, so
-every engine reads the same ones). Then, with the ``sparql/mine_links.rq`` lookup between two
+in the store's own order: a hub's edges are sampled, the same ones every time on one
+store (sorting them would cost their number; another engine may sample others). Then, with the ``sparql/mine_links.rq`` lookup between two
 bounded sets of entities:
 
 - 1 hop: the edges between the two ends;

@@ -23,8 +23,8 @@ from middleware.errors import EndpointError, EndpointTimeout, QueryRejected
 from middleware.kg.base import KnowledgeGraph
 from middleware.planning.masking import mask_topic
 from middleware.planning.memory import MemoryEntry, PathMemory, fingerprint
-from middleware.planning.mining import mine
-from middleware.planning.path_search import SearchBudget, SearchBudgetSpent
+from middleware.planning.mining import bounded, mine
+from middleware.planning.path_search import SearchBudget, SearchBudgetSpent, edges
 from middleware.support.progress_bar import progress_bar
 from middleware.text.embeddings.encoders import Encoder
 from middleware.text.linking import EntityLinker
@@ -119,6 +119,12 @@ def _learn_one(
     budget: SearchBudget,
 ) -> None:
     topics = list(lesson.topics)
+    if topics and bounded(graph):  # a dataset's topic the graph does not hold is none
+        topics = [t for t in topics if edges(graph, t, cap=1, budget=budget)]
+        if not topics:
+            report.without_topic += 1
+            report.problems.append(f"{lesson.key}: no topic entity of it is in the graph")
+            return
     if not topics:  # no topic from the dataset: the planner's own linking stands in
         topics = [entity.iri for _, entity in linker.spans(lesson.question)]
     if not topics:

@@ -146,3 +146,18 @@ def test_blank_answers_and_an_over_budget_question_do_not_stop_learning(
     assert code == 0, err
     assert "skipped 1 question(s): 1 over their budget" in out
     assert "/9: over budget: mining used its budget" in out
+
+
+def test_a_topic_id_the_graph_does_not_hold_is_no_topic(
+    capsys: pytest.CaptureFixture[str], store: Path, tmp_path: Path
+) -> None:
+    path = tmp_path / "unknown.jsonl"
+    rows = [{**QUESTIONS[0], "id": "u", "topic_entities": [EX + "NoSuchFilm"]}, QUESTIONS[0]]
+    path.write_text("\n".join(json.dumps(q) for q in rows) + "\n")
+    code, out, err = run(
+        capsys, "learn", "--dataset", str(path), "--store", str(store), "--no-progress", "--json"
+    )
+    assert code == 0, err
+    report = json.loads(out)["report"]
+    assert report["learned"] == 1 and report["without_topic"] == 1
+    assert any(p.endswith("/u: no topic entity of it is in the graph") for p in report["problems"])

@@ -122,7 +122,11 @@ def read_examples(paths: Iterable[Path]) -> dict[str, list[Example]]:
             if basis.profile:
                 found[f"{key}@{basis.profile}"].append(example)
     # a profile that holds all of a method's answers adds nothing to its model
-    return {k: v for k, v in found.items() if len(v) < len(found[k.split("@")[0]]) or "@" not in k}
+    return {
+        name: items
+        for name, items in found.items()
+        if "@" not in name or len(items) < len(found[name.split("@")[0]])
+    }
 
 
 def _half(key: str) -> int:

@@ -24,7 +24,7 @@ from middleware.kg.base import KnowledgeGraph
 from middleware.planning.masking import mask_topic
 from middleware.planning.memory import MemoryEntry, PathMemory, fingerprint
 from middleware.planning.mining import bounded, mine
-from middleware.planning.path_search import SearchBudget, SearchBudgetSpent, edges
+from middleware.planning.path_search import CAP, SearchBudget, SearchBudgetSpent, edges
 from middleware.support.progress_bar import progress_bar
 from middleware.text.embeddings.encoders import Encoder
 from middleware.text.linking import EntityLinker
@@ -68,7 +68,7 @@ def learn(
     max_hops: int = 3,
     progress: bool = True,
     save_every: int = 200,
-    cap: int = 200,
+    cap: int = CAP,
     budget_queries: int = 500,
     budget_seconds: float = 30.0,
 ) -> LearnReport:
@@ -123,7 +123,7 @@ def _learn_one(
         topics = [t for t in topics if edges(graph, t, cap=1, budget=budget)]
         if not topics:
             report.without_topic += 1
-            report.problems.append(f"{lesson.key}: no topic entity of it is in the graph")
+            report.problems.append(f"{lesson.key}: no topic entity of it has an edge in the graph")
             return
     if not topics:  # no topic from the dataset: the planner's own linking stands in
         topics = [entity.iri for _, entity in linker.spans(lesson.question)]

@@ -30,7 +30,7 @@ from pyoxigraph import NamedNode
 
 from middleware.kg.base import KnowledgeGraph
 from middleware.kg.terms import Term
-from middleware.planning.path_search import SearchBudget, reach, relation_paths
+from middleware.planning.path_search import CAP, SearchBudget, reach, relation_paths
 from middleware.planning.relpaths import ends, from_key, path_key, walked
 
 
@@ -60,7 +60,7 @@ def candidate_keys(
     max_hops: int,
     answers_tried: int,
     paths_per_pair: int,
-    cap: int = 200,
+    cap: int = CAP,
     budget: SearchBudget | None = None,
 ) -> list[str]:
     """Relation paths of the simple paths from ``topic`` to the first few answers."""
@@ -113,7 +113,7 @@ def mine(
     answers_tried: int = 5,
     paths_per_pair: int = 20,
     max_walks: int = 2000,
-    cap: int = 200,
+    cap: int = CAP,
     budget: SearchBudget | None = None,
 ) -> list[MinedPath]:
     """The best relation paths from any of ``topics`` to ``golds`` (empty if none); a

@@ -3,8 +3,8 @@ at a cost set by settings, not by the graph's hubs.
 
 The search meets in the middle. Each end's edges are read, at most ``cap`` each way,
 in the store's own order: a hub's edges are sampled, the same ones every time on one
-store (sorting them would cost their number; another engine may sample others). Then, with the ``sparql/mine_links.rq`` lookup between two
-bounded sets of entities:
+store (sorting them would cost their number; another engine may sample others).
+Then, with the ``sparql/mine_links.rq`` lookup between two bounded sets of entities:
 
 - 1 hop: the edges between the two ends;
 - 2 hops: the edges between one end and the other's neighbours, from both sides;
@@ -13,8 +13,9 @@ bounded sets of entities:
   (``around``, at most ``cap`` x ``cap`` edges).
 
 A path is found whenever its inner entities are among the neighbours read: always when
-neither end is a hub past ``cap``, and through a hub end when the other end is not. Every query is counted against a ``SearchBudget``
-(queries and seconds per question), which raises ``SearchBudgetSpent`` between queries.
+neither end is a hub past ``cap``, and through a hub end when the other end is not.
+Every query is counted against a ``SearchBudget`` (queries and seconds per question),
+which raises ``SearchBudgetSpent`` between queries.
 
 >>> from middleware.kg.backends.local import LocalStore
 >>> kg = LocalStore(profile="metaqa")
@@ -40,6 +41,7 @@ from middleware.kg.base import KnowledgeGraph
 from middleware.kg.terms import Term
 from middleware.kg.walks import RelationPath, RelationStep
 
+CAP = 200  # edges read each way around an end (setting plan_mine_cap)
 LINKS_PER_QUERY = 20_000  # rows of one lookup between two sets (cap x cap pairs at most)
 
 
@@ -131,7 +133,7 @@ def relation_paths(
     end: NamedNode,
     *,
     max_hops: int,
-    cap: int = 200,
+    cap: int = CAP,
     limit: int = 20,
     budget: SearchBudget | None = None,
 ) -> list[RelationPath]:

@@ -13,7 +13,8 @@ from middleware.kg.terms import Term
 from middleware.llm.scripted import ScriptedLLM
 from middleware.methods.answer import Answer
 from middleware.methods.ksl import KnowledgeSolver
-from middleware.methods.ksl.walk import Guide
+from middleware.methods.ksl.walk import Guide, Walk
+from middleware.methods.run import Run
 from middleware.text.embeddings import HashEncoder
 
 FILMS = """\
@@ -250,26 +251,39 @@ def films_nodes(nodes: Sequence[Term], name: str) -> list[Term]:
     return [NamedNode(f"https://kgmw.dev/metaqa/entity/{name}")]
 
 
-def test_a_confident_plan_offers_only_its_steps(films: LocalStore) -> None:
+def guided_walk(
+    kg: LocalStore,
+    llm: ScriptedLLM,
+    question: str,
+    span: str,
+    guide: Guide,
+    *,
+    rounds: int,
+    options: int,
+) -> tuple[Run, Walk]:
+    """One ``ksl+plan`` walk from the question's first linked entity, with ``guide``."""
     from middleware.methods.ksl.walk import Walker
-    from middleware.methods.run import Run
     from middleware.text.verbalize import Verbalizer
 
-    llm = ScriptedLLM(default="x")
-    method = solver(llm, films)
-    run = Run(QUESTION, "ksl+plan", llm, graphs=[films])
+    method = solver(llm, kg)
+    run = Run(question, "ksl+plan", llm, graphs=[kg])
     item = method.link(run)[0]
-    verbalizer = Verbalizer(films)
+    verbalizer = Verbalizer(kg)
     walker = Walker(
         run,
         verbalizer,
         method.neighbours(item, verbalizer),
-        method.score(QUESTION, "Michael Mann", verbalizer),
-        rounds=5,
-        max_options=20,
-        guide=Planned(),
+        method.score(question, span, verbalizer),
+        rounds=rounds,
+        max_options=options,
+        guide=guide,
     )
-    walk = walker.walk(item.question[0])
+    return run, walker.walk(item.question[0])
+
+
+def test_a_confident_plan_offers_only_its_steps(films: LocalStore) -> None:
+    llm = ScriptedLLM(default="x")
+    run, walk = guided_walk(films, llm, QUESTION, "Michael Mann", Planned(), rounds=5, options=20)
     rounds = [s.parsed for s in run.steps if s.name == "walk"]
     assert rounds[0]["offered"] == ["Heat (directed)"]
     assert rounds[1]["offered"] == ["Heat is the answer"]
@@ -400,27 +414,10 @@ class PlansEveryFilm(Guide):
 
 @pytest.mark.parametrize("confident", [True, False])
 def test_planned_steps_are_capped_too(confident: bool) -> None:
-    from middleware.methods.ksl.walk import Walker
-    from middleware.methods.run import Run
-    from middleware.text.verbalize import Verbalizer
-
-    kg = hub()
     llm = ScriptedLLM(default="Film 03 (genre of)")
-    method = solver(llm, kg)
     question = "Which films have the genre Drama?"
-    run = Run(question, "ksl+plan", llm, graphs=[kg])
-    item = method.link(run)[0]
-    verbalizer = Verbalizer(kg)
-    walker = Walker(
-        run,
-        verbalizer,
-        method.neighbours(item, verbalizer),
-        method.score(question, "Drama", verbalizer),
-        rounds=1,
-        max_options=5,
-        guide=PlansEveryFilm(confident),
-    )
-    walker.walk(item.question[0])
+    guide = PlansEveryFilm(confident)
+    run, _ = guided_walk(hub(), llm, question, "Drama", guide, rounds=1, options=5)
     first = next(s for s in run.steps if s.name == "walk")
     # the best-supported planned steps, no more than the cap, and the cut is recorded
     assert first.parsed["offered"] == [f"Film {i:02d} (genre of)" for i in range(5)]

@@ -160,4 +160,6 @@ def test_a_topic_id_the_graph_does_not_hold_is_no_topic(
     assert code == 0, err
     report = json.loads(out)["report"]
     assert report["learned"] == 1 and report["without_topic"] == 1
-    assert any(p.endswith("/u: no topic entity of it is in the graph") for p in report["problems"])
+    assert any(
+        p.endswith("/u: no topic entity of it has an edge in the graph") for p in report["problems"]
+    )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from pyoxigraph import NamedNode
@@ -13,7 +14,7 @@ from middleware.errors import ConfigError
 from middleware.kg.backends.local import LocalStore
 from middleware.kg.base import Hop, Triple
 from middleware.kg.base import Path as Path_
-from middleware.planning.learning import Lesson, learn
+from middleware.planning.learning import LearnReport, Lesson, learn
 from middleware.planning.memory import FILE_NAME, PathMemory, open_memory
 from middleware.planning.mining import mine
 from middleware.planning.planner import Candidate, Plan, Planner, Planning
@@ -58,18 +59,27 @@ def planner(store: LocalStore, memory: PathMemory | None, **config: object) -> P
     )
 
 
-def learned(store: LocalStore, taught: list[Lesson]) -> PathMemory:
-    """A memory learned from ``taught`` with the hash encoder, saved in the store."""
-    memory = PathMemory.new(store, "hash")
-    learn(
+def learn_lessons(
+    store: LocalStore, memory: PathMemory, taught: list[Lesson] | None = None, **extra: Any
+) -> LearnReport:
+    """``learn`` of ``taught`` (default: ``lessons()``) into ``memory`` with the hash
+    encoder, saved in the store."""
+    return learn(
         store,
         memory,
-        taught,
-        path=store.path / FILE_NAME,
+        lessons() if taught is None else taught,
+        path=store.path / FILE_NAME,  # type: ignore[operator]
         linker=EntityLinker(store),
         encoder=HashEncoder(),
         progress=False,
-    )  # type: ignore[operator]
+        **extra,
+    )
+
+
+def learned(store: LocalStore, taught: list[Lesson]) -> PathMemory:
+    """A memory learned from ``taught`` with the hash encoder, saved in the store."""
+    memory = PathMemory.new(store, "hash")
+    learn_lessons(store, memory, taught)
     return memory
 
 
@@ -418,16 +428,7 @@ def test_an_answer_planned_along_a_relation_the_topic_lacks_can_be_withheld(
 
 def test_one_question_never_stops_learning(store: LocalStore) -> None:
     memory = PathMemory.new(store, "hash")
-    report = learn(
-        store,
-        memory,
-        lessons(),
-        path=store.path / FILE_NAME,
-        linker=EntityLinker(store),
-        encoder=HashEncoder(),
-        progress=False,
-        budget_queries=2,  # too few for the 2-hop question
-    )
+    report = learn_lessons(store, memory, budget_queries=2)  # too few for the 2-hop question
     assert report.over_budget >= 1 and report.learned + report.over_budget == 4 - 1
     assert any(p.startswith("films/dev/1: over budget") for p in report.problems)
     assert "films/dev/1" not in memory.entries  # so a later run retries it
@@ -449,18 +450,9 @@ def test_a_failing_source_stops_learning_after_saving(
         return real(*args, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(learning, "mine", failing)
-    memory = PathMemory.new(store, "hash")
     where = store.path / FILE_NAME
     with pytest.raises(EndpointError, match="1 questions learned so far are saved") as caught:
-        learn(
-            store,
-            memory,
-            lessons(),
-            path=where,
-            linker=EntityLinker(store),
-            encoder=HashEncoder(),
-            progress=False,
-        )
+        learn_lessons(store, PathMemory.new(store, "hash"))
     assert "connection refused" in str(caught.value) and "resumes" in (caught.value.hint or "")
     saved = open_memory(store, where)[0]
     assert saved is not None and list(saved.entries) == ["films/dev/1"]

@@ -67,7 +67,6 @@ class RoK(MethodBase):
     >>> answer.support[0].text  # the shortest chain from a question entity
     'Heat | directed by | Michael Mann'
 
-
     Kept facts that do not join Heat to the answer would leave it "not in the graph".
     """
 

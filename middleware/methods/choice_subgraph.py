@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pyoxigraph import NamedNode
 
 from middleware.kg.base import Hop, KnowledgeGraph, Path
+from middleware.kg.capped import paths_capped
 from middleware.kg.terms import Term
 
 
@@ -32,6 +33,7 @@ class Subgraph:
     """Steps along the paths found, from each node, in both directions."""
 
     paths: list[Path] = field(default_factory=list)
+    cut: list[tuple[NamedNode, NamedNode]] = field(default_factory=list)  # pairs past per_pair
     _steps: dict[Term, list[Hop]] = field(default_factory=lambda: defaultdict(list))
 
     @classmethod
@@ -48,7 +50,10 @@ class Subgraph:
         for start in starts:
             for end in ends:
                 if start != end:
-                    sub.add(graph.paths(start, end, max_hops=max_hops, limit=per_pair))
+                    read = paths_capped(graph, start, end, max_hops, per_pair)
+                    sub.add(read.items)
+                    if read.cut:
+                        sub.cut.append((start, end))
         return sub
 
     def add(self, paths: Sequence[Path]) -> None:

@@ -33,6 +33,7 @@ from typing import Any
 from pyoxigraph import NamedNode
 
 from middleware.kg.base import Entity, KnowledgeGraph, Triple
+from middleware.kg.capped import cut_note, neighbors_capped
 from middleware.methods.answer import Step
 from middleware.methods.run import Run
 from middleware.text.embeddings.encoders import Vectors
@@ -123,13 +124,19 @@ def neighbourhood(
     *,
     per_entity: int,
     verbalizer: Verbalizer | None = None,
+    cuts: list[str] | None = None,
+    setting: str = "neighbors_per_entity",
 ) -> list[BaseTriple]:
     """The 1-hop neighbourhoods (in and out, ``per_entity`` triples each) as base triples;
-    label and ignored predicates left out, repeats dropped, graph order kept."""
+    label and ignored predicates left out, repeats dropped, graph order kept. A note per
+    entity whose neighbourhood passed ``per_entity`` (the ``setting`` named) goes to ``cuts``."""
     verbalizer = verbalizer or Verbalizer(graph)
     seen: dict[tuple[str, str, str], Triple] = {}
     for iri in entities:
-        for triple in graph.neighbors(iri, direction="both", limit=per_entity):
+        read = neighbors_capped(graph, iri, per_entity)
+        if read.cut and cuts is not None:
+            cuts.append(cut_note("triples", verbalizer.name(iri), per_entity, setting))
+        for triple in read.items:
             if verbalizer.keep(triple):
                 seen.setdefault(triple.key(), triple)
     triples = list(seen.values())

@@ -84,6 +84,8 @@ class QSM(MethodBase):
             {g.name: [n.entity.iri for n in names] for g, names in linked.results},
         )
 
+        cuts: list[str] = []
+
         def gather(graph: KnowledgeGraph) -> list[BaseTriple]:
             names = next(n for g, n in linked.results if g is graph)
             return neighbourhood(
@@ -91,10 +93,13 @@ class QSM(MethodBase):
                 [n.entity.iri for n in names] + extra[graph.name],
                 per_entity=config.neighbors_per_entity,
                 verbalizer=self.verbalizer(graph),
+                cuts=cuts,
+                setting="qsm_neighbors_per_entity",
             )
 
         with run.step("base_graph") as step:
             gathered = fan_out([g for g, _ in linked.results], gather)
+            step.notes += cuts
             base = [b for _, triples in gathered.results for b in triples]
             step.parsed = {g.name: len(t) for g, t in gathered.results}
             for failure in gathered.failures:

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pyoxigraph import NamedNode
 
 from middleware.kg.base import KnowledgeGraph
+from middleware.kg.capped import cut_note
 from middleware.methods.choice_subgraph import Subgraph
 from middleware.methods.collect import LINK_MATCHES, link_question
 from middleware.methods.fan_out import fan_out
@@ -63,14 +64,21 @@ def link_entities(run: Run, linker_for: Callable[[KnowledgeGraph], EntityLinker]
     return linked
 
 
-def add_subgraphs(run: Run, linked: list[Linked], *, max_hops: int, per_pair: int) -> None:
+def add_subgraphs(
+    run: Run, linked: list[Linked], *, max_hops: int, per_pair: int, setting: str
+) -> None:
     """Step ``subgraph``: the paths of at most ``max_hops`` hops between each source's
-    question and choice entities."""
+    question and choice entities; a note names each pair cut at ``per_pair`` (the
+    ``setting`` named)."""
     with run.step("subgraph") as step:
         for item in linked:
             item.subgraph = Subgraph.between(
                 item.graph, item.question, list(item.choices), max_hops=max_hops, per_pair=per_pair
             )
+            step.notes += [
+                cut_note("paths", f"{a.value} – {b.value}", per_pair, setting)
+                for a, b in item.subgraph.cut
+            ]
         step.parsed = {
             i.graph.name: {"paths": len(i.subgraph.paths), "triples": i.subgraph.size}
             for i in linked

@@ -57,7 +57,11 @@ class Reachable(MethodBase):
             return finish(run, NOT_FOUND, entities=[], evidence=Evidence(), grounding="none")
         linked = link_entities(run, self.linker)
         add_subgraphs(
-            run, linked, max_hops=self.config.max_hops, per_pair=self.config.paths_per_pair
+            run,
+            linked,
+            max_hops=self.config.max_hops,
+            per_pair=self.config.paths_per_pair,
+            setting="reach_paths_per_pair",
         )
         reached: dict[int, list[EvidencePath]] = {}
         for item in linked:

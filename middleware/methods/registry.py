@@ -106,6 +106,17 @@ def _plan(parts: MethodParts) -> Plan:
     )
 
 
+def _rok_config(settings: Settings) -> RoKSettings:
+    """The rok table, reading as many paths per pair and triples per entity as the
+    graph's own limits (settings ``paths_limit``, ``neighbors_limit``)."""
+    config = settings.table(RoKSettings)
+    return replace(
+        config,
+        paths_per_pair=config.paths_per_pair or settings.paths_limit,
+        neighbors_per_entity=config.neighbors_per_entity or settings.neighbors_limit,
+    )
+
+
 def _ksl_config(settings: Settings) -> KSLSettings:
     """The ksl table with ``few_shot`` decided: ``auto`` is off for a tuned adapter."""
     config = settings.table(KSLSettings)
@@ -144,7 +155,7 @@ SPECS: tuple[MethodSpec, ...] = (
     MethodSpec(
         "rok",
         "RoK: key entities, PageRank-ranked paths, one neighbour filter; 3-4 LLM calls",
-        lambda p: RoK(p.llm, p.graph, config=p.settings.table(RoKSettings), **p.shared),
+        lambda p: RoK(p.llm, p.graph, config=_rok_config(p.settings), **p.shared),
         RoKSettings,
         multi_source=False,
     ),

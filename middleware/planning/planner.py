@@ -29,6 +29,7 @@ from pyoxigraph import NamedNode
 
 from middleware.config.methods import PlanSettings
 from middleware.kg.base import KnowledgeGraph, Path
+from middleware.kg.capped import cut_note, follow_capped
 from middleware.kg.walks import RelationPath
 from middleware.planning.candidates import grow
 from middleware.planning.masking import MASK, mask, topic_spans
@@ -218,7 +219,7 @@ class Planner:
                 break
             if (candidate.topic, candidate.path) in taken:
                 continue
-            walks = self.graph.follow(candidate.topic, candidate.path, limit=self.config.max_walks)
+            walks = self._walks(planning, candidate)
             if walks:
                 # below every learned plan; alone, half its own zero-shot support
                 support = min(candidate.support, planning.confidence or 1.0) / 2
@@ -316,12 +317,21 @@ class Planner:
             ]
         return sorted(found, key=lambda c: (-c.support, len(c.path), -len(c.span)))
 
+    def _walks(self, planning: Planning, candidate: Candidate) -> list[Path]:
+        """At most ``max_walks`` walks of a candidate; a note says when more were cut."""
+        cap = self.config.max_walks
+        read = follow_capped(self.graph, candidate.topic, candidate.path, cap)
+        if read.cut:
+            where = f"{describe(candidate.path, self.verbalizer)} from {candidate.span!r}"
+            planning.notes.append(cut_note("walks", where, cap, "plan_max_walks"))
+        return read.items
+
     def _execute(self, planning: Planning, candidates: list[Candidate]) -> None:
         """Walk ``candidates`` in order until ``max_plans`` plans reached something."""
         for tried, candidate in enumerate(candidates):
             if len(planning.plans) >= self.config.max_plans or tried >= 4 * self.config.max_plans:
                 break
-            walks = self.graph.follow(candidate.topic, candidate.path, limit=self.config.max_walks)
+            walks = self._walks(planning, candidate)
             if walks:
                 reads = describe(candidate.path, self.verbalizer)
                 planning.plans.append(Plan(candidate, walks, reads))

@@ -133,7 +133,7 @@ class PathRounds:
             self.verbalizer,
             visited=visited,
             limit=self.config.neighbor_limit,
-        )
+        ).items
 
     def offer(
         self,

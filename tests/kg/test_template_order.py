@@ -60,3 +60,20 @@ def test_every_limit_is_ordered(template: Path) -> None:
         "reads them; order by the variables the caller reads, or end the line with "
         "'# any rows: WHY'"
     )
+
+
+HUB_READS = ["neighbors_out", "neighbors_in", "follow_1", "follow_2", "follow_3"]
+
+
+@pytest.mark.parametrize(
+    "template",
+    [t for t in TEMPLATES if t.stem in HUB_READS],
+    ids=lambda p: str(p.relative_to(SPARQL)),
+)
+def test_a_read_around_one_node_sorts_a_capped_sample(template: Path) -> None:
+    """What a method reads around a node costs its cap, not the node's degree: the
+    rows are cut by a LIMIT inside a subquery, and only those are sorted."""
+    flat = _COMMENT.sub("", template.read_text(encoding="utf-8"))
+    order = flat.rfind("ORDER BY")
+    assert "{ SELECT" in flat and order > flat.rfind("LIMIT {{limit}}") > 0, template.name
+    assert "LIMIT" not in flat[order:], f"{template.name}: the outer query cuts sorted rows"

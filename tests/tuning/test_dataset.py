@@ -158,7 +158,7 @@ def test_a_detour_left_by_the_removal_is_refused(seed: int) -> None:
 def test_the_correct_step_stays_when_the_cap_would_cut_it(films: LocalStore) -> None:
     data = builder(films, max_options=2, max_relations=1)
     heat = films.search("Heat")[0].iri
-    options = neighbour_options(films, heat, data.verbalizer, visited=set(), limit=100)
+    options = neighbour_options(films, heat, data.verbalizer, visited=set(), limit=100).items
     gold = next(o.hop for o in options if o.text == "Robert De Niro (starring)")
     assert gold is not None
 

@@ -25,6 +25,7 @@ from pyoxigraph import NamedNode
 
 from middleware.config.methods import KSLSettings
 from middleware.kg.base import KnowledgeGraph
+from middleware.kg.capped import Capped
 from middleware.kg.terms import Term
 from middleware.kg.walks import MAX_STEPS
 from middleware.llm.base import LLM
@@ -72,7 +73,11 @@ class KnowledgeSolver(MethodBase):
     def subgraphs(self, run: Run, linked: list[Linked]) -> None:
         """Step ``subgraph``: short paths between question and choice entities."""
         add_subgraphs(
-            run, linked, max_hops=self.config.max_hops, per_pair=self.config.paths_per_pair
+            run,
+            linked,
+            max_hops=self.config.max_hops,
+            per_pair=self.config.paths_per_pair,
+            setting="ksl_paths_per_pair",
         )
 
     def pick_source(self, run: Run, linked: list[Linked]) -> Linked | None:
@@ -110,10 +115,10 @@ class KnowledgeSolver(MethodBase):
         return self.reader.scorer(question, span, verbalizer)
 
     def neighbours(self, item: Linked, verbalizer: Verbalizer) -> Any:
-        def options(entity: NamedNode, visited: Collection[Term]) -> list[Option]:
+        def options(entity: NamedNode, visited: Collection[Term]) -> Capped[Option]:
             if item.subgraph is not None:
                 hops = [h for h in item.subgraph.steps(entity) if h.end not in visited]
-                return hop_options(hops, verbalizer)
+                return Capped(hop_options(hops, verbalizer), False, len(hops))
             return neighbour_options(
                 item.graph,
                 entity,

@@ -12,9 +12,9 @@ like the question. What was cut, and why, is returned with the offer.
 >>> kg = LocalStore(profile="metaqa")
 >>> _ = kg.load_text("Heat|directed_by|Michael Mann\\nHeat|release_year|1995\\n", name="kb.txt")
 >>> heat = kg.search("Heat")[0].iri
->>> options = neighbour_options(kg, heat, Verbalizer(kg), visited=set(), limit=10)
->>> [o.text for o in options]
-['Michael Mann (directed by)', '1995 (released in)']
+>>> read = neighbour_options(kg, heat, Verbalizer(kg), visited=set(), limit=10)
+>>> [o.text for o in read.items], read.cut
+(['Michael Mann (directed by)', '1995 (released in)'], False)
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pyoxigraph import NamedNode
 
 from middleware.kg.base import Hop, KnowledgeGraph
+from middleware.kg.capped import Capped, neighbors_capped
 from middleware.kg.terms import Term
 from middleware.kg.walks import RelationPath
 from middleware.llm.prompt_templates import one_line
@@ -82,14 +83,13 @@ def neighbour_options(
     *,
     visited: Collection[Term],
     limit: int,
-) -> list[Option]:
-    """Options for every neighbour of ``entity`` not yet visited (``limit`` triples read)."""
-    hops = [
-        Hop(t, forward=t.subject == entity)
-        for t in graph.neighbors(entity, direction="both", limit=limit)
-        if verbalizer.keep(t)
-    ]
-    return hop_options([h for h in hops if h.end not in visited], verbalizer)
+) -> Capped[Option]:
+    """Options for every neighbour of ``entity`` not yet visited (at most ``limit``
+    triples read; ``cut`` when the entity has more)."""
+    read = neighbors_capped(graph, entity, limit)
+    hops = [Hop(t, forward=t.subject == entity) for t in read.items if verbalizer.keep(t)]
+    options = hop_options([h for h in hops if h.end not in visited], verbalizer)
+    return Capped(options, read.cut, read.cap)
 
 
 @dataclass

@@ -18,7 +18,9 @@ from pyoxigraph import NamedNode
 
 from middleware.errors import LLMOutputError
 from middleware.kg.base import Hop, Path
+from middleware.kg.capped import Capped, cut_note
 from middleware.kg.terms import Term
+from middleware.kg.walks import RelationPath
 from middleware.llm.base import Message, assistant, user
 from middleware.llm.prompt_templates import one_line, render
 from middleware.methods.answer import Step
@@ -108,7 +110,7 @@ class Guide:
         return 0.0
 
 
-Neighbours = Callable[[NamedNode, Collection[Term]], list[Option]]
+Neighbours = Callable[[NamedNode, Collection[Term]], Capped[Option]]
 
 
 @dataclass
@@ -168,8 +170,28 @@ class Walker:
         planned ones when the plan is confident."""
         prefix = tuple((h.triple.predicate, h.forward) for h in walk.hops)
         planned = self.guide.planned(walk.nodes)
+        read = self.neighbours(current, visited)
+        offer = self._offer(walk, current, read.items, prefix, planned, stop=stop)
+        if read.cut:
+            where = self.verbalizer.name(current)
+            offer.notes.insert(
+                0, cut_note("neighbour triples", where, read.cap, "ksl_neighbor_limit")
+            )
+        return offer
+
+    def _offer(
+        self,
+        walk: Walk,
+        current: NamedNode,
+        options: list[Option],
+        prefix: RelationPath,
+        planned: dict[Term, float],
+        *,
+        stop: bool,
+    ) -> Offer:
+        """The offer from what was read at ``current``."""
         marked: list[Option] = []
-        for option in self.neighbours(current, visited):
+        for option in options:
             steps = (*prefix, *option.steps)
             if option.end in planned:
                 marked.append(

@@ -172,11 +172,18 @@ class _PseudoGraphRun:
             share = next(s for g, s in linked.results if g is graph)
             iris = [n.entity.iri for n in share.linked] + extra[graph.name]
             return neighbourhood(
-                graph, iris, per_entity=config.neighbors_per_entity, verbalizer=share.verbalizer
+                graph,
+                iris,
+                per_entity=config.neighbors_per_entity,
+                verbalizer=share.verbalizer,
+                cuts=cuts,
+                setting="pg_neighbors_per_entity",
             )
 
+        cuts: list[str] = []
         with self.run.step("base_graph") as step:
             gathered = fan_out([g for g, _ in linked.results], base_graph)
+            step.notes += cuts
             for graph, triples in gathered.results:
                 next(s for g, s in linked.results if g is graph).base = triples
             step.parsed = {g.name: len(t) for g, t in gathered.results}

@@ -24,6 +24,7 @@ from pyoxigraph import NamedNode
 
 from middleware.config.methods import RoKSettings
 from middleware.kg.base import KnowledgeGraph, Path
+from middleware.kg.capped import cut_note
 from middleware.kg.terms import Term
 from middleware.llm.base import LLM
 from middleware.llm.prompt_templates import render
@@ -37,6 +38,8 @@ from middleware.methods.rok.entities import (
 )
 from middleware.methods.rok.pagerank import pagerank
 from middleware.methods.rok.path_search import (
+    DEFAULT_NEIGHBORS,
+    DEFAULT_PATHS,
     Neighbour,
     neighbour_candidates,
     rank_paths,
@@ -198,8 +201,17 @@ class _RoKRun:
                 self.graph,
                 [k.entity.iri for k in keys],
                 max_hops=self.config.max_hops,
-                limit=self.config.paths_per_pair,
+                limit=self.config.paths_per_pair or DEFAULT_PATHS,
             )
+            step.notes += [
+                cut_note(
+                    "paths",
+                    f"{self.verbalizer.name(a)} – {self.verbalizer.name(b)}",
+                    self.config.paths_per_pair or DEFAULT_PATHS,
+                    "paths_limit",
+                )
+                for a, b in search.cut
+            ]
             step.parsed = {
                 "pairs": [
                     {"a": a.value, "b": b.value, "paths": search.found[(a, b)]}
@@ -248,9 +260,12 @@ class _RoKRun:
         if not entities:
             return []
         with self.run.step("neighbours") as step:
-            report = neighbour_candidates(
-                self.graph, entities, main, per_entity=self.config.neighbors_per_entity
-            )
+            per_entity = self.config.neighbors_per_entity or DEFAULT_NEIGHBORS
+            report = neighbour_candidates(self.graph, entities, main, per_entity=per_entity)
+            step.notes += [
+                cut_note("triples", self.verbalizer.name(e), per_entity, "neighbors_limit")
+                for e in report.cut
+            ]
             shown = spread(report.candidates, self.config.neighbor_limit)
             step.parsed = {
                 "entities": len(entities),

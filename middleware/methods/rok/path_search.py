@@ -17,9 +17,15 @@ from typing import Literal
 from pyoxigraph import NamedNode
 
 from middleware.kg.base import KnowledgeGraph, Path, Triple
+from middleware.kg.capped import neighbors_capped, paths_capped
+from middleware.kg.operations import GraphOperations
 from middleware.kg.terms import Term, term_key, to_iri
 
 Side = Literal["out", "in"]
+
+# what RoK reads when its per-call knobs are left at None: the graph's own default limits
+DEFAULT_PATHS = GraphOperations.paths_limit
+DEFAULT_NEIGHBORS = GraphOperations.neighbors_limit
 
 
 def canonical_key(path: Path) -> tuple[object, ...]:
@@ -36,6 +42,7 @@ class PairSearch:
     pairs: list[tuple[NamedNode, NamedNode]] = field(default_factory=list)
     found: dict[tuple[NamedNode, NamedNode], int] = field(default_factory=dict)
     paths: list[Path] = field(default_factory=list)
+    cut: list[tuple[NamedNode, NamedNode]] = field(default_factory=list)  # more than ``limit``
 
 
 def search_pairs(
@@ -43,9 +50,10 @@ def search_pairs(
     keys: Sequence[NamedNode],
     *,
     max_hops: int,
-    limit: int | None = None,
+    limit: int = DEFAULT_PATHS,
 ) -> PairSearch:
-    """All paths of at most ``max_hops`` between pairs of key entities (Algorithm 1)."""
+    """All paths of at most ``max_hops`` between pairs of key entities (Algorithm 1), at
+    most ``limit`` per pair; the pairs that had more are in ``cut``."""
     result = PairSearch()
     remaining = list(dict.fromkeys(keys))
     queue: list[NamedNode] = remaining[:1]
@@ -58,7 +66,10 @@ def search_pairs(
             continue
         remaining.remove(start)
         for other in remaining:
-            found = graph.paths(start, other, max_hops=max_hops, limit=limit)
+            read = paths_capped(graph, start, other, max_hops, limit)
+            found = read.items
+            if read.cut:
+                result.cut.append((start, other))
             result.pairs.append((start, other))
             result.found[(start, other)] = len(found)
             if found and other not in queue:
@@ -134,6 +145,7 @@ class NeighbourReport:
     same_relation: int = 0
     duplicates: int = 0
     candidates: list[Neighbour] = field(default_factory=list)
+    cut: list[NamedNode] = field(default_factory=list)  # entities with more than the cap
 
 
 def _used_relations(main: Sequence[Path]) -> set[tuple[str, str, Side]]:
@@ -151,7 +163,7 @@ def neighbour_candidates(
     entities: Sequence[str | NamedNode],
     main: Sequence[Path],
     *,
-    per_entity: int | None = None,
+    per_entity: int = DEFAULT_NEIGHBORS,
 ) -> NeighbourReport:
     """1-hop triples around ``entities``, minus main-path triples and repeated relations.
 
@@ -163,7 +175,10 @@ def neighbour_candidates(
     used = _used_relations(main)
     seen: set[tuple[str, str, str]] = set()
     for entity in dict.fromkeys(to_iri(e) for e in entities):
-        for triple in graph.neighbors(entity, direction="both", limit=per_entity):
+        read = neighbors_capped(graph, entity, per_entity)
+        if read.cut:
+            report.cut.append(entity)
+        for triple in read.items:
             report.fetched += 1
             side: Side = "out" if triple.subject == entity else "in"
             if triple.key() in on_main:

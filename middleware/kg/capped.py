@@ -1,0 +1,71 @@
+"""Reads around one node that say whether they were cut: what a method records in its steps.
+
+Each read asks the graph for one row more than its cap; getting it means the node holds
+more than the cap, so the rest was cut. The graph's own queries sample a hub's rows in
+the engine's order before sorting them (``sparql/neighbors_*.rq``, ``follow_*.rq``), so
+a read costs its cap, not the node's degree.
+
+>>> from middleware.kg.backends.local import LocalStore
+>>> kg = LocalStore(profile="metaqa")
+>>> _ = kg.load_text("".join(f"Film {i}|has_genre|Drama\\n" for i in range(5)), name="kb.txt")
+>>> drama = kg.search("Drama")[0].iri
+>>> read = neighbors_capped(kg, drama, 3)
+>>> len(read.items), read.cut
+(3, True)
+>>> cut_note("triples", "Drama", 3, "qsm_neighbors_per_entity")
+'Drama: read 3 triples, more were cut (cap: qsm_neighbors_per_entity = 3)'
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Generic, TypeVar
+
+from pyoxigraph import NamedNode
+
+from middleware.kg.base import MAX_LIMIT, Direction, KnowledgeGraph, Path, Triple
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Capped(Generic[T]):
+    """At most ``cap`` items; ``cut`` when the graph held more."""
+
+    items: list[T]
+    cut: bool
+    cap: int
+
+
+def _ask(cap: int) -> int:
+    return min(cap + 1, MAX_LIMIT)
+
+
+def _capped(items: list[T], cap: int) -> Capped[T]:
+    return Capped(items[:cap], len(items) > cap, cap)
+
+
+def neighbors_capped(
+    graph: KnowledgeGraph, entity: NamedNode, cap: int, direction: Direction = "both"
+) -> Capped[Triple]:
+    """At most ``cap`` triples around ``entity`` (the graph's order), and whether more exist."""
+    return _capped(graph.neighbors(entity, direction=direction, limit=_ask(cap)), cap)
+
+
+def follow_capped(
+    graph: KnowledgeGraph, start: NamedNode, path: tuple[tuple[NamedNode, bool], ...], cap: int
+) -> Capped[Path]:
+    """At most ``cap`` walks of a relation path from ``start``, and whether more exist."""
+    return _capped(graph.follow(start, path, limit=_ask(cap)), cap)
+
+
+def paths_capped(
+    graph: KnowledgeGraph, a: NamedNode, b: NamedNode, max_hops: int, cap: int
+) -> Capped[Path]:
+    """At most ``cap`` paths between ``a`` and ``b``, and whether more exist."""
+    return _capped(graph.paths(a, b, max_hops=max_hops, limit=_ask(cap)), cap)
+
+
+def cut_note(what: str, where: str, cap: int, setting: str) -> str:
+    """A step note: what was read at ``where``, that more was cut, and the setting that caps it."""
+    return f"{where}: read {cap} {what}, more were cut (cap: {setting} = {cap})"

@@ -85,8 +85,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except click.ClickException as err:
         err.show()
         return err.exit_code
-    except (click.exceptions.Abort, KeyboardInterrupt):
-        click.echo("kgmw: interrupted", err=True)
+    except (click.exceptions.Abort, KeyboardInterrupt) as err:
+        # a command that saved its work before stopping says what it kept (click wraps
+        # the KeyboardInterrupt in an Abort)
+        said = str(err) or str(err.__cause__ or err.__context__ or "")
+        click.echo(f"kgmw: interrupted: {said}" if said else "kgmw: interrupted", err=True)
         return 130
     except BrokenPipeError:
         return 0

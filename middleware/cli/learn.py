@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
+import signal
+import threading
+from collections.abc import Iterator
+
 import click
 
 from middleware.cli.questions import QuestionArgs, question_options
@@ -26,6 +31,20 @@ from middleware.workspace import Workspace
 FOLDED_MATCHES = ("exact", "alias", "folded", "folded-alias")
 
 
+@contextlib.contextmanager
+def terminate_as_interrupt() -> Iterator[None]:
+    """SIGTERM (a scheduler stopping the job) stops learning as Ctrl-C does: what was
+    learned is saved first. Only the main thread can set a handler; elsewhere, as is."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGTERM, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 def lesson(
     dataset: str, split: str, item: EvalItem, graph: KnowledgeGraph, linker: EntityLinker
 ) -> Lesson:
@@ -45,6 +64,7 @@ def lesson(
             n for n in (*item.meta.get("topic_names", "").split("|"), *item.topic_entities) if n
         ),
         hops=item.meta.get("hops"),
+        where=item.meta.get("where", ""),
     )
 
 
@@ -58,6 +78,11 @@ def lesson(
     help="Path memory file (default: in the store folder, or the cache folder for an endpoint).",
 )
 @click.option("--progress/--no-progress", default=None, help="Show a progress bar (default: on).")
+@click.option(
+    "--workers",
+    type=click.IntRange(1, 64),
+    help="Questions mined at once (default: setting plan_learn_workers, 2).",
+)
 @source_options
 @click.pass_context
 def learn_command(
@@ -66,12 +91,16 @@ def learn_command(
     source_name: str | None,
     memory_path: str | None,
     progress: bool | None,
+    workers: int | None,
     source: SourceArgs,
 ) -> None:
     """Learn which relation paths answer the questions of a dataset, for the planner."""
     no_llm = LLMArgs(None, None, None, None, no_cache=False)
     settings = method_settings(ctx, source, source_name, no_llm).replace(
-        progress=progress, eval_data_dir=questions.data_dir, plan_memory=memory_path
+        progress=progress,
+        eval_data_dir=questions.data_dir,
+        plan_memory=memory_path,
+        plan_learn_workers=workers,
     )
     work = Workspace(settings)
     graph = work.graph()
@@ -96,22 +125,32 @@ def learn_command(
             "seed": questions.seed,
         }
     )
-    report = learn(
-        graph,
-        memory,
-        lessons,
-        path=where,
-        linker=linker,
-        encoder=encoder,
-        max_hops=config.max_hops,
-        progress=settings.progress,
-        cap=config.mine_cap,
-        budget_queries=config.learn_queries,
-        budget_seconds=config.learn_seconds,
-    )
+    with terminate_as_interrupt():
+        report = learn(
+            graph,
+            memory,
+            lessons,
+            path=where,
+            linker=linker,
+            encoder=encoder,
+            max_hops=config.max_hops,
+            progress=settings.progress,
+            cap=config.mine_cap,
+            budget_queries=config.learn_queries,
+            budget_seconds=config.learn_seconds,
+            workers=config.learn_workers,
+        )
     counts = memory.counts()
     if source.as_json:
-        echo_json({"memory": str(where), "report": report.__dict__, "counts": counts})
+        malformed = [problem for q in chosen for problem in q.problems]
+        echo_json(
+            {
+                "memory": str(where),
+                "report": report.__dict__,
+                "malformed": malformed,
+                "counts": counts,
+            }
+        )
         return
     hops = sorted(counts["by_hops"])
     print_table(
@@ -139,8 +178,10 @@ def learn_command(
             f"{config.learn_queries} queries and {config.learn_seconds:g} s "
             f"(plan_learn_queries, plan_learn_seconds) or past a query's timeout, "
             f"{report.refused} with a query the "
-            "source refused; run again to retry them after raising the budget:"
+            "source refused; run again to retry them after raising the budget"
         )
+    if report.problems:
+        click.echo(f"not learned ({len(report.problems)}):")
         for problem in report.problems[:20]:
             click.echo(f"  {problem}")
         if len(report.problems) > 20:

@@ -188,6 +188,13 @@ class PlanSettings(MethodTable):
         "skipped and counted.",
         minimum=1.0,
     )
+    learn_workers: int = setting(
+        2,
+        "Learning: questions mined at once (processes over a store on disk, killed when "
+        "a question runs past its budget; requests in flight over an endpoint).",
+        minimum=1,
+        maximum=64,
+    )
     min_confidence: float = setting(
         0.0,
         "Plan: at or above this confidence the plan's entities are the answer (no LLM "

@@ -63,7 +63,7 @@ class LoadReport:
         where = f"{self.path}:{line}" if line is not None else self.path
         self.skipped += 1
         self.problems.append(f"{where}: {why}")
-        log.warning("%s: %s (skipped)", where, why)
+        log.debug("%s: %s (skipped)", where, why)  # the caller reports ``problems``
 
 
 @dataclass
@@ -92,11 +92,27 @@ def read_text(path: Path) -> str:
 
 
 def finish(name: str, split: str, items: list[EvalItem], report: LoadReport) -> Dataset:
+    items = _first_of_each_id(items, report)
     report.loaded = len(items)
     if not items:
         detail = f"; first problem: {report.problems[0]}" if report.problems else ""
         raise LoadError(report.path, None, f"no usable question in the file{detail}")
     return Dataset(name, split, items, report)
+
+
+def _first_of_each_id(items: list[EvalItem], report: LoadReport) -> list[EvalItem]:
+    """``items`` without a repeated id (the later one is skipped and named): a question
+    is known by its id, so a second one would silently take the first one's place."""
+    first: dict[str, EvalItem] = {}
+    for item in items:
+        if item.id not in first:
+            first[item.id] = item
+            continue
+        line = item.meta.get("line")
+        earlier = first[item.id].meta.get("line")
+        where = f" on line {earlier}" if earlier else ""
+        report.skip(int(line) if line else None, f"id {item.id!r} is already used{where}")
+    return list(first.values())
 
 
 def json_items(path: Path, text: str, key: str | None) -> Iterator[tuple[int, Any]]:

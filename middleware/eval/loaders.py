@@ -253,12 +253,11 @@ def load_jsonl(path: Path, *, split: str = "custom") -> Dataset:
         if not isinstance(question, str) or not question.strip():
             report.skip(number, "no question text")
             continue
-        if (
-            not isinstance(answers, list)
-            or not answers
-            or not all(isinstance(a, str) for a in answers)
-        ):
+        if not isinstance(answers, list) or not all(isinstance(a, str) for a in answers):
             report.skip(number, "answers must be a string or a list of strings")
+            continue
+        if not any(a.strip() for a in answers):
+            report.skip(number, "no answer: give at least one non-blank answer")
             continue
         if not isinstance(choices, list) or not all(isinstance(c, str) for c in choices):
             report.skip(number, "choices must be a list of strings")
@@ -277,6 +276,7 @@ def load_jsonl(path: Path, *, split: str = "custom") -> Dataset:
                 choices=tuple(choices),
                 answer_key=answers[0] if choices else None,
                 topic_entities=tuple(topics),
+                meta={"line": str(number), "where": f"{path}:{number}"},
             )
         )
     return finish(path.stem, split, items, report)

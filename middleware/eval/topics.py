@@ -45,6 +45,8 @@ def answer_iris(item: EvalItem, graph: KnowledgeGraph) -> list[str]:
     iris: list[str] = []
     names = []
     for answer in item.answers:
+        if not answer.strip():  # a blank answer names nothing (the WebQuestions file has some)
+            continue
         if looks_like_iri(answer):
             iris.append(answer)
         elif graph.profile.delimited is not None and graph.profile.delimited.label_entities:

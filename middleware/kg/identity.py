@@ -11,7 +11,9 @@ backend a graph is; a new backend that path memories should recognise is named h
 
 from __future__ import annotations
 
+import functools
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -43,3 +45,18 @@ def data_fingerprint(graph: KnowledgeGraph) -> dict[str, Any]:
 def store_folder(graph: KnowledgeGraph) -> Path | None:
     """The folder of a store on disk (files about it are kept there); else None."""
     return graph.path if isinstance(graph, LocalStore) else None
+
+
+def reopener(graph: KnowledgeGraph) -> Callable[[], KnowledgeGraph] | None:
+    """How another process opens the same data read-only (picklable), or None where it
+    cannot (a store in memory, an endpoint, an rdflib graph): then work stays here."""
+    if isinstance(graph, LocalStore) and graph.path is not None:
+        return functools.partial(
+            LocalStore,
+            str(graph.path),
+            profile=graph.profile,
+            name=graph.name,
+            read_only=True,
+            timeout=graph.default_timeout,
+        )
+    return None

@@ -13,21 +13,33 @@ that fails otherwise (down, unreachable) stops the run after the memory is saved
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from pyoxigraph import NamedNode
 
-from middleware.errors import EndpointError, EndpointTimeout, QueryRejected
+from middleware.errors import EndpointError, StoreBusy
 from middleware.kg.base import KnowledgeGraph
+from middleware.kg.identity import reopener
 from middleware.planning.masking import mask_topic
 from middleware.planning.memory import MemoryEntry, PathMemory, fingerprint
-from middleware.planning.mining import bounded, mine
-from middleware.planning.path_search import CAP, SearchBudget, SearchBudgetSpent, edges
+from middleware.planning.mining_workers import (
+    MinedQuestion,
+    MiningJob,
+    MiningLimits,
+    mine_all,
+)
+from middleware.planning.path_search import CAP
+from middleware.support.locks import LockTimeout, file_lock
 from middleware.support.progress_bar import progress_bar
 from middleware.text.embeddings.encoders import Encoder
 from middleware.text.linking import EntityLinker
+
+
+class LearnInterrupted(KeyboardInterrupt):
+    """A run stopped by Ctrl-C or SIGTERM, after saving what it learned (the message says)."""
 
 
 @dataclass(frozen=True)
@@ -40,6 +52,12 @@ class Lesson:
     answers: tuple[NamedNode, ...]
     topic_names: tuple[str, ...] = ()
     hops: str | None = None
+    where: str = ""  # file:line of a question read from the user's own file
+
+    @property
+    def name(self) -> str:
+        """How a problem report names the question: its key, and its line if known."""
+        return f"{self.where} ({self.key})" if self.where else self.key
 
 
 @dataclass
@@ -71,72 +89,129 @@ def learn(
     cap: int = CAP,
     budget_queries: int = 500,
     budget_seconds: float = 30.0,
+    workers: int = 1,
 ) -> LearnReport:
-    """Mine ``lessons`` into ``memory`` and save it at ``path`` (vectors included)."""
-    report = LearnReport()
-    same_source = memory.fingerprint == fingerprint(graph)
-    memory.fingerprint = fingerprint(graph)
-    todo = [lesson for lesson in lessons if not (same_source and lesson.key in memory.entries)]
-    report.skipped = len(lessons) - len(todo)
-    with progress_bar(total=len(todo), unit="q", disable=not progress, dynamic_ncols=True) as bar:
-        for done, lesson in enumerate(todo, start=1):
-            budget = SearchBudget(queries=budget_queries, seconds=budget_seconds)
-            try:
-                _learn_one(graph, memory, lesson, linker, max_hops, report, cap, budget)
-            except SearchBudgetSpent as err:
-                report.over_budget += 1
-                report.problems.append(f"{lesson.key}: over budget: {err.message}")
-            except EndpointTimeout as err:
-                report.over_budget += 1
-                report.problems.append(f"{lesson.key}: a query ran past its timeout: {err.message}")
-            except QueryRejected as err:
-                report.refused += 1
-                report.problems.append(f"{lesson.key}: a query was refused: {err.message}")
-            except EndpointError as err:
-                memory.save(path)
-                raise EndpointError(
-                    f"the source failed while learning {lesson.key!r} ({err.message}); "
-                    f"the {len(memory.entries)} questions learned so far are saved in {path}",
-                    hint="run the same command again when the source is back: it resumes",
-                ) from err
-            bar.set_postfix_str(f"{report.over_budget + report.refused} skipped", refresh=False)
-            bar.update()
-            if done % save_every == 0:
-                memory.save(path)
+    """Mine ``lessons`` into ``memory`` and save it at ``path`` (vectors included).
+
+    ``workers`` questions are mined at once: in processes that are killed when a
+    question runs past its budget, over a store on disk; in threads otherwise
+    (``mining_workers.py``). One run writes a memory file at a time (a lock beside
+    it); an interrupted run (Ctrl-C, or SIGTERM as the CLI maps it) saves what it
+    learned before it stops."""
+    lock = path.with_name(path.name + ".lock")
+    limits = MiningLimits(max_hops, cap, budget_queries, budget_seconds)
+    run = _LearnRun(graph, memory, path, linker, limits, workers)
+    try:
+        with file_lock(lock, timeout=0):
+            run.all(lessons, progress=progress, save_every=save_every)
+    except LockTimeout as err:
+        raise StoreBusy(
+            f"another run is writing the path memory {path} (its lock {lock} is held)",
+            hint="wait for it to finish, or give this run its own file with --memory",
+        ) from err
     memory.vectors = encoder.encode([e.question for e in memory.entries.values()])
     memory.save(path)
-    return report
+    return run.report
 
 
-def _learn_one(
-    graph: KnowledgeGraph,
-    memory: PathMemory,
-    lesson: Lesson,
-    linker: EntityLinker,
-    max_hops: int,
-    report: LearnReport,
-    cap: int,
-    budget: SearchBudget,
-) -> None:
-    topics = list(lesson.topics)
-    if topics and bounded(graph):  # a dataset's topic the graph does not hold is none
-        topics = [t for t in topics if edges(graph, t, cap=1, budget=budget)]
-        if not topics:
+@dataclass
+class _LearnRun:
+    """One learning run: what it writes to, its limits, and its report."""
+
+    graph: KnowledgeGraph
+    memory: PathMemory
+    path: Path
+    linker: EntityLinker
+    limits: MiningLimits
+    workers: int
+    report: LearnReport = field(default_factory=LearnReport)
+
+    def all(self, lessons: Sequence[Lesson], *, progress: bool, save_every: int) -> None:
+        """Learn the lessons not yet in the memory, saving every ``save_every``."""
+        memory, report = self.memory, self.report
+        same_source = memory.fingerprint == fingerprint(self.graph)
+        memory.fingerprint = fingerprint(self.graph)
+        todo = [lesson for lesson in lessons if not (same_source and lesson.key in memory.entries)]
+        report.skipped = len(lessons) - len(todo)
+        before = list(memory.entries)
+        bar = progress_bar(total=len(todo), unit="q", disable=not progress, dynamic_ncols=True)
+        try:
+            with bar:
+                jobs = self.jobs(todo, bar)
+                outcomes = mine_all(
+                    self.graph,
+                    jobs,
+                    self.limits,
+                    workers=self.workers,
+                    opener=reopener(self.graph),  # a store on disk: killable processes
+                )
+                for done, outcome in enumerate(outcomes, start=1):
+                    self.keep(todo[outcome.index], outcome)
+                    bar.set_postfix_str(f"{len(report.problems)} not learned", refresh=False)
+                    bar.update()
+                    if done % save_every == 0:
+                        memory.save(self.path)
+        except KeyboardInterrupt:
+            memory.save(self.path)
+            raise LearnInterrupted(
+                f"{report.learned} question(s) learned in this run, and "
+                f"{len(memory.entries)} in all, are saved in {self.path}; run the same "
+                "command again to resume"
+            ) from None
+        finally:  # entries in a stable order: the earlier ones, then this run's lessons'
+            order = {key: i for i, key in enumerate([*before, *(x.key for x in todo)])}
+            memory.entries = dict(sorted(memory.entries.items(), key=lambda kv: order[kv[0]]))
+
+    def jobs(self, todo: list[Lesson], bar: Any) -> Iterator[MiningJob]:
+        """A mining job per lesson with a topic and answers; the others are counted here."""
+        report = self.report
+        for index, lesson in enumerate(todo):
+            topics = lesson.topics
+            if not topics:  # no topic from the dataset: the planner's own linking stands in
+                topics = tuple(entity.iri for _, entity in self.linker.spans(lesson.question))
+                if not topics:
+                    report.without_topic += 1
+                    report.problems.append(f"{lesson.name}: no entity of the graph is named in it")
+                    bar.update()
+                    continue
+            if not lesson.answers:
+                report.without_answers += 1
+                report.problems.append(f"{lesson.name}: no answer of it is an entity of the graph")
+                bar.update()
+                continue
+            yield MiningJob(
+                index,
+                tuple(t.value for t in topics),
+                tuple(a.value for a in lesson.answers),
+                check_topics=bool(lesson.topics),
+            )
+
+    def keep(self, lesson: Lesson, outcome: MinedQuestion) -> None:
+        """Store a mined lesson in the memory, or count and name why it was not."""
+        report = self.report
+        if outcome.kind == "failed":
+            self.memory.save(self.path)
+            raise EndpointError(
+                f"the source failed while learning {lesson.name} ({outcome.message}); "
+                f"{report.learned} question(s) learned in this run, and "
+                f"{len(self.memory.entries)} in all, are saved in {self.path}",
+                hint="run the same command again when the source is back: it resumes",
+            )
+        if outcome.kind == "no_topic":
             report.without_topic += 1
-            report.problems.append(f"{lesson.key}: no topic entity of it has an edge in the graph")
+            report.problems.append(f"{lesson.name}: no topic entity of it has an edge in the graph")
             return
-    if not topics:  # no topic from the dataset: the planner's own linking stands in
-        topics = [entity.iri for _, entity in linker.spans(lesson.question)]
-    if not topics:
-        report.without_topic += 1
-        return
-    if not lesson.answers:
-        report.without_answers += 1
-        return
-    mined = mine(graph, topics, list(lesson.answers), max_hops=max_hops, cap=cap, budget=budget)
-    topic = NamedNode(mined[0].topic) if mined else topics[0]
-    question = mask_topic(linker, lesson.question, topic, lesson.topic_names)
-    memory.add(MemoryEntry(lesson.key, question, mined, lesson.hops))
-    report.learned += 1
-    if not mined:
-        report.without_paths += 1
+        if outcome.kind != "mined":
+            if outcome.kind == "refused":
+                report.refused += 1
+            else:
+                report.over_budget += 1
+            report.problems.append(f"{lesson.name}: {outcome.message}")
+            return
+        mined = outcome.paths
+        topic = NamedNode(mined[0].topic if mined else outcome.topics[0])
+        question = mask_topic(self.linker, lesson.question, topic, lesson.topic_names)
+        self.memory.add(MemoryEntry(lesson.key, question, mined, lesson.hops))
+        report.learned += 1
+        if not mined:
+            report.without_paths += 1

@@ -62,9 +62,10 @@ def candidate_keys(
     paths_per_pair: int,
     cap: int = CAP,
     budget: SearchBudget | None = None,
-) -> list[str]:
-    """Relation paths of the simple paths from ``topic`` to the first few answers."""
-    keys: dict[str, None] = {}
+) -> dict[str, set[Term]]:
+    """Relation paths of the simple paths from ``topic`` to the first few answers, each
+    with the answers a path of it was found to reach."""
+    keys: dict[str, set[Term]] = {}
     for gold in list(golds)[:answers_tried]:
         if gold == topic:
             continue
@@ -73,13 +74,13 @@ def candidate_keys(
                 graph, topic, gold, max_hops=max_hops, cap=cap, limit=paths_per_pair, budget=budget
             )
             for relation_path in found:
-                keys.setdefault(path_key(relation_path), None)
+                keys.setdefault(path_key(relation_path), set()).add(gold)
             continue
         if budget is not None:
             budget.spend()
         for path in graph.paths(topic, gold, max_hops=max_hops, limit=paths_per_pair):
-            keys.setdefault(path_key(walked(path)), None)
-    return list(keys)
+            keys.setdefault(path_key(walked(path)), set()).add(gold)
+    return keys
 
 
 def bounded(graph: KnowledgeGraph) -> bool:
@@ -123,7 +124,7 @@ def mine(
     seen: set[tuple[str, str]] = set()
     for hops in range(1, max_hops + 1):  # shortest first: stop once every answer is reached
         for topic in dict.fromkeys(topics):
-            for key in candidate_keys(
+            for key, found in candidate_keys(
                 graph,
                 topic,
                 golds,
@@ -132,11 +133,12 @@ def mine(
                 paths_per_pair=paths_per_pair,
                 cap=cap,
                 budget=budget,
-            ):
+            ).items():
                 if (topic.value, key) in seen:
                     continue
                 seen.add((topic.value, key))
-                reached = reached_by(graph, topic, key, max_walks=max_walks, budget=budget)
+                # the walk found to an answer counts even where a hub's sample missed it
+                reached = reached_by(graph, topic, key, max_walks=max_walks, budget=budget) | found
                 hits = len(reached & wanted)
                 if hits:
                     scored.append(MinedPath(key, topic.value, hits, len(reached - wanted)))

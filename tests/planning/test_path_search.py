@@ -104,3 +104,23 @@ def test_a_question_past_its_budget_stops_mining(tmp_path: Path) -> None:
             [NamedNode(x + "Drama")],
             budget=SearchBudget(queries=500, seconds=-1.0),
         )
+
+
+def test_an_answer_found_beyond_a_hub_counts_though_the_sample_missed_it(
+    tmp_path: Path,
+) -> None:
+    """The path search finds Topic - genre - Drama - genre - Gold; reaching along that
+    relation path samples only 10 of Drama's 5,001 films, so it may miss Gold: the walk
+    the search found still counts, and the path is mined."""
+    x = "http://example.org/h/"
+    lines = [f"<{x}film{i:06d}> <{x}genre> <{x}Drama> ." for i in range(5_000)]
+    lines += [f"<{x}Topic> <{x}genre> <{x}Drama> .", f"<{x}Gold> <{x}genre> <{x}Drama> ."]
+    path = tmp_path / "hub.nt"
+    path.write_text("\n".join(lines) + "\n")
+    store = LocalStore(tmp_path / "store", profile="generic")
+    store.load([path])
+    topic, gold = NamedNode(x + "Topic"), NamedNode(x + "Gold")
+    genre = NamedNode(x + "genre")
+    assert gold not in reach(store, topic, ((genre, True), (genre, False)), limit=10)
+    mined = mine(store, [topic], [gold], max_hops=2, max_walks=10)
+    assert [(m.reached, m.others) for m in mined] == [(1, 10)]

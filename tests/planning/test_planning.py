@@ -438,9 +438,9 @@ def test_a_failing_source_stops_learning_after_saving(
     store: LocalStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from middleware.errors import EndpointError
-    from middleware.planning import learning
+    from middleware.planning import learning, mining_workers
 
-    real = learning.mine
+    real = mining_workers.mine
     calls = []
 
     def failing(*args: object, **kwargs: object) -> object:
@@ -449,9 +449,12 @@ def test_a_failing_source_stops_learning_after_saving(
             raise EndpointError("connection refused")
         return real(*args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(learning, "mine", failing)
+    monkeypatch.setattr(mining_workers, "mine", failing)
+    monkeypatch.setattr(learning, "reopener", lambda graph: None)  # mine in this process
     where = store.path / FILE_NAME
-    with pytest.raises(EndpointError, match="1 questions learned so far are saved") as caught:
+    with pytest.raises(
+        EndpointError, match=r"1 question\(s\) learned in this run, and 1 in all, are saved"
+    ) as caught:
         learn_lessons(store, PathMemory.new(store, "hash"))
     assert "connection refused" in str(caught.value) and "resumes" in (caught.value.hint or "")
     saved = open_memory(store, where)[0]

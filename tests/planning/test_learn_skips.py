@@ -1,0 +1,125 @@
+"""``kgmw learn`` over a file with bad lines and bad questions: each is skipped and
+named with its file and line, the rest is learned; one run writes a memory at a time,
+and an interrupted run keeps what it learned."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from middleware.planning import learning, mining_workers
+from middleware.planning.memory import FILE_NAME
+from middleware.support.locks import file_lock
+from middleware.testing.graphs import EX, films_path
+from tests.cli_helpers import run
+
+GOOD = {"id": "1", "question": "Who directed Inception?", "answers": ["Christopher Nolan"]}
+LINES = [
+    json.dumps(GOOD),
+    json.dumps({"id": "2", "question": "Who directed Avatar?", "answers": [" "]}),
+    json.dumps({"id": "3", "question": "Who directed Avatar?", "answers": []}),
+    json.dumps({"id": "1", "question": "Who starred in Avatar?", "answers": ["Zoë Saldaña"]}),
+    '{"id": "5", "question": "Who directed Heat?"',
+    json.dumps({"id": "6", "question": "Who directed Zqxjv Blorp?", "answers": ["James Cameron"]}),
+    json.dumps(
+        {
+            "id": "7",
+            "question": "Which film shares a director with Titanic?",
+            "answers": ["Avatar"],
+            "topic_entities": [EX + "NoSuchFilm"],
+        }
+    ),
+    json.dumps({"id": "8", "question": "Who directed Titanic?", "answers": ["Nobody Atall"]}),
+]
+
+
+@pytest.fixture
+def store(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Path:
+    folder = tmp_path / "films"
+    assert run(capsys, "load", str(films_path()), "--store", str(folder), "--no-progress")[0] == 0
+    return folder
+
+
+@pytest.fixture
+def questions(tmp_path: Path) -> Path:
+    path = tmp_path / "mixed.jsonl"
+    path.write_text("\n".join(LINES) + "\n")
+    return path
+
+
+def learn(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    return run(capsys, "learn", "--dataset", *args, "--no-progress")
+
+
+def test_each_bad_line_and_question_is_named_with_its_line(
+    capsys: pytest.CaptureFixture[str], store: Path, questions: Path
+) -> None:
+    code, out, err = learn(capsys, str(questions), "--store", str(store), "--json")
+    assert code == 0, err
+    result = json.loads(out)
+    where = str(questions)
+    assert result["malformed"] == [
+        f"{where}:2: no answer: give at least one non-blank answer",
+        f"{where}:3: no answer: give at least one non-blank answer",
+        f"{where}:5: not valid JSON: Expecting ',' delimiter",
+        f"{where}:4: id '1' is already used on line 1",
+    ]
+    assert sorted(result["report"]["problems"]) == [
+        f"{where}:6 (mixed/custom/6): no entity of the graph is named in it",
+        f"{where}:7 (mixed/custom/7): no topic entity of it has an edge in the graph",
+        f"{where}:8 (mixed/custom/8): no answer of it is an entity of the graph",
+    ]
+    report = result["report"]
+    assert (report["learned"], report["without_topic"], report["without_answers"]) == (1, 2, 1)
+    assert err.count(":5: not valid JSON") == 1  # said once, not by the loader and again
+    saved = json.loads((store / FILE_NAME).read_text())
+    assert [e["question"] for e in saved["entries"]] == ["who directed NE?"]
+
+
+def test_the_table_lists_what_was_not_learned(
+    capsys: pytest.CaptureFixture[str], store: Path, questions: Path
+) -> None:
+    code, out, err = learn(capsys, str(questions), "--store", str(store))
+    assert code == 0, err
+    assert "not learned (3):" in out and ":8 (mixed/custom/8): no answer of it" in out
+
+
+def test_a_second_run_on_the_same_memory_is_refused_while_the_first_runs(
+    capsys: pytest.CaptureFixture[str], store: Path, questions: Path
+) -> None:
+    with file_lock(store / (FILE_NAME + ".lock")):
+        code, _, err = learn(capsys, str(questions), "--store", str(store))
+    assert code == 2 and "another run is writing the path memory" in err
+    assert not (store / FILE_NAME).exists()
+
+
+def test_an_interrupted_run_saves_what_it_learned_and_resumes(
+    capsys: pytest.CaptureFixture[str],
+    store: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    path = tmp_path / "three.jsonl"
+    rows = [GOOD, {**GOOD, "id": "2"}, {**GOOD, "id": "3"}]
+    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    real = mining_workers.mine_question
+    calls: list[int] = []
+
+    def stop_at_the_second(*args: Any) -> Any:
+        calls.append(1)
+        if len(calls) == 2:
+            raise KeyboardInterrupt  # what SIGTERM becomes under kgmw learn
+        return real(*args)
+
+    monkeypatch.setattr(mining_workers, "mine_question", stop_at_the_second)
+    monkeypatch.setattr(learning, "reopener", lambda graph: None)  # mine in this process
+    code, _, err = learn(capsys, str(path), "--store", str(store), "--workers", "1")
+    assert code == 130
+    assert "interrupted: 1 question(s) learned in this run, and 1 in all, are saved" in err
+    assert len(json.loads((store / FILE_NAME).read_text())["entries"]) == 1
+    monkeypatch.undo()
+    code, out, err = learn(capsys, str(path), "--store", str(store))
+    assert code == 0 and "(1 already in the memory" in out

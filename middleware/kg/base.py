@@ -23,6 +23,9 @@ from middleware.kg.terms import Node, Term, term_key
 
 Direction = TypingLiteral["out", "in", "both"]
 MAX_LIMIT = 10_000
+# Rows around one node read before sorting: up to this many, a read is the same sorted
+# cut on every engine; past it (a hub), a sample in the engine's own order is sorted.
+SORT_WINDOW = 2_000
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ from pyoxigraph import Literal, NamedNode
 from middleware.errors import BadRequest, EndpointError, NotFound, QueryRejected
 from middleware.kg.base import (
     MAX_LIMIT,
+    SORT_WINDOW,
     Capabilities,
     Direction,
     Entity,
@@ -197,25 +198,24 @@ class GraphOperations(LabelLookups, RelationWalks, ABC):
     def neighbors(
         self, entity: str | NamedNode, *, direction: Direction = "both", limit: int | None = None
     ) -> list[Triple]:
-        """Triples around ``entity``: ``out`` (entity is subject), ``in`` or ``both``.
-
-        Label, alias, description and ignored predicates are left out; results are
-        ordered (outgoing first, then by predicate and other end) and capped by ``limit``.
-        """
+        """Triples around ``entity`` (``out``: it is the subject; ``in``; ``both``), label and
+        ignored predicates left out, ordered (outgoing first, then by predicate and other
+        end), cut at ``limit``; past ``SORT_WINDOW`` rows a side, of a sample (a hub)."""
         node = to_iri(entity)
         limit = _check_limit(self.neighbors_limit if limit is None else limit, "neighbors")
         if direction not in ("out", "in", "both"):
             raise BadRequest(f"direction must be 'out', 'in' or 'both', got {direction!r}")
         found: list[Triple] = []
+        common = {"entity": node, **self._common_bindings()}
         if direction in ("out", "both"):
             for row in self._select(
-                "neighbors_out", entity=node, limit=limit, **self._common_bindings()
+                "neighbors_out", limit=limit, window=max(limit, SORT_WINDOW), **common
             ):
                 found.append(Triple(node, _named(row["p"]), row["o"], self.name))
         if direction in ("in", "both") and len(found) < limit:
             rest = limit - len(found)
             for row in self._select(
-                "neighbors_in", entity=node, limit=rest, **self._common_bindings()
+                "neighbors_in", limit=rest, window=max(rest, SORT_WINDOW), **common
             ):
                 found.append(Triple(_node(row["s"]), _named(row["p"]), node, self.name))
         return found

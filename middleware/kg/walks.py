@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from pyoxigraph import Literal, NamedNode
 
 from middleware.errors import BadRequest
-from middleware.kg.base import MAX_LIMIT, Hop, Path, Triple
+from middleware.kg.base import MAX_LIMIT, SORT_WINDOW, Hop, Path, Triple
 from middleware.kg.terms import Term
 
 RelationStep = tuple[NamedNode, bool]
@@ -65,14 +65,16 @@ class RelationWalks:
         return sorted(found, key=lambda step: (step[0].value, not step[1]))[:limit]
 
     def follow(self, start: NamedNode, path: RelationPath, *, limit: int = 1000) -> list[Path]:
-        """The walks of ``path`` from ``start`` (at most ``limit``), as graph paths."""
+        """The walks of ``path`` from ``start`` (at most ``limit``), as graph paths; past
+        ``SORT_WINDOW`` (a hub), those of a sample in the engine's own order."""
         if not 1 <= len(path) <= MAX_STEPS:
             raise BadRequest(f"a relation path has 1 to {MAX_STEPS} steps, got {len(path)}")
         if not isinstance(start, NamedNode):
             raise BadRequest(f"a relation path starts at an IRI, got {start}")
         steps = {f"step{i}": (p, bool(f)) for i, (p, f) in enumerate(path, start=1)}
+        cut = min(limit, MAX_LIMIT)
         rows = self._select(
-            f"follow_{len(path)}", start=start, limit=min(limit, MAX_LIMIT), **steps
+            f"follow_{len(path)}", start=start, limit=cut, window=max(cut, SORT_WINDOW), **steps
         )
         walks = []
         for row in rows:

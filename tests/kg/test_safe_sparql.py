@@ -140,9 +140,11 @@ def test_hostile_iris_are_bound_safely_or_refused(tail: str) -> None:
     assert store.degree(text) == 0
     with pytest.raises(NotFound):
         store.describe(text)
-    rendered = store.templates.render("neighbors_out", entity=node, limit=5, skipped=[RDFS_LABEL])
+    rendered = store.templates.render(
+        "neighbors_out", entity=node, limit=5, window=5, skipped=[RDFS_LABEL]
+    )
     baseline = store.templates.render(
-        "neighbors_out", entity=NamedNode("http://e.org/x"), limit=5, skipped=[RDFS_LABEL]
+        "neighbors_out", entity=NamedNode("http://e.org/x"), limit=5, window=5, skipped=[RDFS_LABEL]
     )
     assert triple_patterns(rendered) == triple_patterns(baseline)
 

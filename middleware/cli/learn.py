@@ -19,7 +19,9 @@ from middleware.cli.support import (
     source_options,
 )
 from middleware.config.methods import PlanSettings
+from middleware.errors import BadRequest
 from middleware.eval.items import EvalItem
+from middleware.eval.selection import QuestionSet
 from middleware.eval.topics import answer_iris, topic_iris
 from middleware.kg.base import KnowledgeGraph
 from middleware.kg.terms import to_iri
@@ -45,20 +47,49 @@ def terminate_as_interrupt() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
+def refuse_shared_names(chosen: list[QuestionSet]) -> None:
+    """Two question sets of one name and split would share their questions' keys."""
+    seen: dict[tuple[str, str], str] = {}
+    for q in chosen:
+        if (q.name, q.split) in seen:
+            raise BadRequest(
+                f"two question sets are both named {q.name!r} ({seen[(q.name, q.split)]} and "
+                f"{q.source}): their questions' keys would clash in the path memory",
+                hint="rename one of the files",
+            )
+        seen[(q.name, q.split)] = q.source
+
+
 def lesson(
-    dataset: str, split: str, item: EvalItem, graph: KnowledgeGraph, linker: EntityLinker
+    dataset: str,
+    split: str,
+    item: EvalItem,
+    graph: KnowledgeGraph,
+    linker: EntityLinker,
+    notes: list[str] | None = None,
 ) -> Lesson:
     """An eval item as a lesson: the dataset's topic keys and gold answers as IRIs (an
-    answer name no label equals exactly is linked, up to case and accents)."""
+    answer name no label equals exactly is linked, up to case and accents). A topic key
+    that names no IRI under the profile is noted in ``notes``: the question's topic is
+    then linked from its text."""
     answers = [to_iri(i) for i in answer_iris(item, graph)]
     if len(answers) < len(item.answers):
         for name in item.answers:
             if name.strip():  # a blank answer (the WebQuestions file has some) names nothing
                 answers += [e.iri for e in linker.link(name, limit=3) if e.match in FOLDED_MATCHES]
+    topics = tuple(to_iri(i) for i in topic_iris(item, graph.profile))
+    key = f"{dataset}/{split}/{item.id}"
+    if item.topic_entities and not topics and notes is not None:
+        where = item.meta.get("where") or key
+        named = ", ".join(repr(t) for t in item.topic_entities)
+        notes.append(
+            f"{where}: topic_entities {named} name no IRI under profile "
+            f"{graph.profile.name!r}; its topic is linked from the question instead"
+        )
     return Lesson(
-        key=f"{dataset}/{split}/{item.id}",
+        key=key,
         question=item.question,
-        topics=tuple(to_iri(i) for i in topic_iris(item, graph.profile)),
+        topics=topics,
         answers=tuple(dict.fromkeys(answers)),
         topic_names=tuple(
             n for n in (*item.meta.get("topic_names", "").split("|"), *item.topic_entities) if n
@@ -95,6 +126,19 @@ def learn_command(
     source: SourceArgs,
 ) -> None:
     """Learn which relation paths answer the questions of a dataset, for the planner."""
+    with terminate_as_interrupt():
+        _learn(ctx, questions, source_name, memory_path, progress, workers, source)
+
+
+def _learn(
+    ctx: click.Context,
+    questions: QuestionArgs,
+    source_name: str | None,
+    memory_path: str | None,
+    progress: bool | None,
+    workers: int | None,
+    source: SourceArgs,
+) -> None:
     no_llm = LLMArgs(None, None, None, None, no_cache=False)
     settings = method_settings(ctx, source, source_name, no_llm).replace(
         progress=progress,
@@ -107,39 +151,41 @@ def learn_command(
     config = settings.table(PlanSettings)
     where = memory_location(graph, config.memory, settings.cache_dir)
     chosen = questions.choose(settings, graph, held_out=False)
+    refuse_shared_names(chosen)
     linker = work.linker()
-    lessons = [lesson(q.name, q.split, item, graph, linker) for q in chosen for item in q.items]
+    notes: list[str] = []
+    lessons = [
+        lesson(q.name, q.split, item, graph, linker, notes) for q in chosen for item in q.items
+    ]
     memory, warnings = open_memory(graph, where)
     for warning in warnings:
         click.echo(f"kgmw: warning: {warning}", err=True)
     encoder = work.encoder
     memory = memory or PathMemory.new(graph, encoder.name)
-    memory.learned_from.append(
-        {
-            "datasets": [
-                {"name": q.name, "split": q.split, "questions": len(q.items)} for q in chosen
-            ],
-            "folds": questions.folds,
-            "held_out_fold": questions.fold,
-            "limit": questions.limit,
-            "seed": questions.seed,
-        }
+    record = {
+        "datasets": [{"name": q.name, "split": q.split, "questions": len(q.items)} for q in chosen],
+        "folds": questions.folds,
+        "held_out_fold": questions.fold,
+        "limit": questions.limit,
+        "seed": questions.seed,
+    }
+    if not memory.learned_from or memory.learned_from[-1] != record:  # a resumed run: once
+        memory.learned_from.append(record)
+    report = learn(
+        graph,
+        memory,
+        lessons,
+        path=where,
+        linker=linker,
+        encoder=encoder,
+        max_hops=config.max_hops,
+        progress=settings.progress,
+        cap=config.mine_cap,
+        budget_queries=config.learn_queries,
+        budget_seconds=config.learn_seconds,
+        workers=config.learn_workers,
     )
-    with terminate_as_interrupt():
-        report = learn(
-            graph,
-            memory,
-            lessons,
-            path=where,
-            linker=linker,
-            encoder=encoder,
-            max_hops=config.max_hops,
-            progress=settings.progress,
-            cap=config.mine_cap,
-            budget_queries=config.learn_queries,
-            budget_seconds=config.learn_seconds,
-            workers=config.learn_workers,
-        )
+    report.warnings += notes
     counts = memory.counts()
     if source.as_json:
         malformed = [problem for q in chosen for problem in q.problems]
@@ -182,7 +228,15 @@ def learn_command(
         )
     if report.problems:
         click.echo(f"not learned ({len(report.problems)}):")
-        for problem in report.problems[:20]:
+        retry_first = sorted(report.problems, key=lambda p: not _retryable(p))
+        for problem in retry_first[:20]:
             click.echo(f"  {problem}")
         if len(report.problems) > 20:
             click.echo(f"  ... and {len(report.problems) - 20} more (--json lists all)")
+    for warning in report.warnings:
+        click.echo(f"kgmw: warning: {warning}", err=True)
+
+
+def _retryable(problem: str) -> bool:
+    """A question skipped for its budget, a timeout or a refusal: another run may learn it."""
+    return any(word in problem for word in (": over budget", "timeout", "was refused"))

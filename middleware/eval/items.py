@@ -82,7 +82,7 @@ class Dataset:
 
 def read_text(path: Path) -> str:
     try:
-        return path.read_text(encoding="utf-8")
+        return path.read_text(encoding="utf-8-sig")  # a byte order mark is no text
     except FileNotFoundError as err:
         raise LoadError(str(path), None, "no such file", hint="check --data-dir") from err
     except UnicodeDecodeError as err:
@@ -144,10 +144,30 @@ def _array_start(text: str, key: str | None) -> int:
 
 
 def jsonl_rows(path: Path, report: LoadReport) -> Iterator[tuple[int, Any]]:
-    for number, row in enumerate(read_text(path).splitlines(), start=1):
+    """Each line's JSON value, with its number; a line that is not UTF-8, not JSON, or
+    holds text no file can hold (a lone surrogate escape) is skipped and named."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError as err:
+        raise LoadError(str(path), None, "no such file") from err
+    except OSError as err:
+        raise LoadError(str(path), None, f"cannot read: {err.strerror or err}") from err
+    data = data.removeprefix(b"\xef\xbb\xbf")
+    for number, raw in enumerate(data.split(b"\n"), start=1):
+        try:
+            row = raw.decode("utf-8")
+        except UnicodeDecodeError as err:
+            report.skip(number, f"not UTF-8 text: {err.reason} at byte {err.start + 1}")
+            continue
         if not row.strip():
             continue
         try:
-            yield number, json.loads(row)
+            value = json.loads(row)
+            json.dumps(value, ensure_ascii=False).encode("utf-8")
         except json.JSONDecodeError as err:
             report.skip(number, f"not valid JSON: {err.msg}")
+            continue
+        except UnicodeEncodeError:
+            report.skip(number, "holds a lone surrogate escape (such as \\ud800): not text")
+            continue
+        yield number, value

@@ -268,9 +268,16 @@ def load_jsonl(path: Path, *, split: str = "custom") -> Dataset:
         if not isinstance(topics, list) or not all(isinstance(t, str) for t in topics):
             report.skip(number, "topic_entities must be a list of strings")
             continue
+        given = row.get("id")
+        if given is not None and (isinstance(given, bool) or not isinstance(given, str | int)):
+            report.skip(number, "id must be a string or an integer")
+            continue
+        if isinstance(given, str) and not given.strip():
+            report.skip(number, "id is blank: give a name, or leave id out (the line number)")
+            continue
         items.append(
             EvalItem(
-                id=str(row.get("id", f"line-{number}")),
+                id=f"line-{number}" if given is None else str(given),
                 question=question.strip(),
                 answers=tuple(answers),
                 choices=tuple(choices),

@@ -51,6 +51,7 @@ class QuestionSet:
     available: int
     summary: str = ""
     problems: list[str] = field(default_factory=list)
+    source: str = ""  # the file (or folder) the questions were read from
 
 
 def choose(
@@ -99,5 +100,9 @@ def choose(
             f"{data.name} ({data.split}): {len(picked)} of {len(items)} questions{part}"
             f"{f' (seed {seed})' if limit else ''}; {data.report.skipped} malformed lines skipped"
         )
-        chosen.append(QuestionSet(data.name, data.split, picked, len(items), summary, problems))
+        chosen.append(
+            QuestionSet(
+                data.name, data.split, picked, len(items), summary, problems, data.report.path
+            )
+        )
     return chosen

@@ -98,19 +98,29 @@ def learn(
     (``mining_workers.py``). One run writes a memory file at a time (a lock beside
     it); an interrupted run (Ctrl-C, or SIGTERM as the CLI maps it) saves what it
     learned before it stops."""
-    lock = path.with_name(path.name + ".lock")
+    real = path.resolve()  # one lock for the file, whichever link names it
+    lock = real.with_name(real.name + ".lock")
     limits = MiningLimits(max_hops, cap, budget_queries, budget_seconds)
     run = _LearnRun(graph, memory, path, linker, limits, workers)
     try:
         with file_lock(lock, timeout=0):
-            run.all(lessons, progress=progress, save_every=save_every)
+            try:
+                run.all(lessons, progress=progress, save_every=save_every)
+                memory.vectors = encoder.encode([e.question for e in memory.entries.values()])
+                memory.save(path)
+            except KeyboardInterrupt:
+                memory.vectors = None  # the planner encodes the questions when it loads
+                memory.save(path)
+                raise LearnInterrupted(
+                    f"{run.report.learned} question(s) learned in this run, and "
+                    f"{len(memory.entries)} in all, are saved in {path}; run the same "
+                    "command again to resume"
+                ) from None
     except LockTimeout as err:
         raise StoreBusy(
             f"another run is writing the path memory {path} (its lock {lock} is held)",
             hint="wait for it to finish, or give this run its own file with --memory",
         ) from err
-    memory.vectors = encoder.encode([e.question for e in memory.entries.values()])
-    memory.save(path)
     return run.report
 
 
@@ -125,6 +135,7 @@ class _LearnRun:
     limits: MiningLimits
     workers: int
     report: LearnReport = field(default_factory=LearnReport)
+    _problems: dict[int, str] = field(default_factory=dict)  # by lesson, ordered at the end
 
     def all(self, lessons: Sequence[Lesson], *, progress: bool, save_every: int) -> None:
         """Learn the lessons not yet in the memory, saving every ``save_every``."""
@@ -133,7 +144,7 @@ class _LearnRun:
         memory.fingerprint = fingerprint(self.graph)
         todo = [lesson for lesson in lessons if not (same_source and lesson.key in memory.entries)]
         report.skipped = len(lessons) - len(todo)
-        before = list(memory.entries)
+        memory.vectors = None  # stale once entries change; encoded again at the end
         bar = progress_bar(total=len(todo), unit="q", disable=not progress, dynamic_ncols=True)
         try:
             with bar:
@@ -147,20 +158,16 @@ class _LearnRun:
                 )
                 for done, outcome in enumerate(outcomes, start=1):
                     self.keep(todo[outcome.index], outcome)
-                    bar.set_postfix_str(f"{len(report.problems)} not learned", refresh=False)
+                    bar.set_postfix_str(f"{len(self._problems)} not learned", refresh=False)
                     bar.update()
                     if done % save_every == 0:
                         memory.save(self.path)
-        except KeyboardInterrupt:
-            memory.save(self.path)
-            raise LearnInterrupted(
-                f"{report.learned} question(s) learned in this run, and "
-                f"{len(memory.entries)} in all, are saved in {self.path}; run the same "
-                "command again to resume"
-            ) from None
-        finally:  # entries in a stable order: the earlier ones, then this run's lessons'
-            order = {key: i for i, key in enumerate([*before, *(x.key for x in todo)])}
-            memory.entries = dict(sorted(memory.entries.items(), key=lambda kv: order[kv[0]]))
+        finally:  # the order an uninterrupted run gives: other entries, then the lessons'
+            report.problems += [self._problems[i] for i in sorted(self._problems)]
+            ours = {lesson.key: i for i, lesson in enumerate(lessons)}
+            memory.entries = dict(
+                sorted(memory.entries.items(), key=lambda kv: (kv[0] in ours, ours.get(kv[0], 0)))
+            )
 
     def jobs(self, todo: list[Lesson], bar: Any) -> Iterator[MiningJob]:
         """A mining job per lesson with a topic and answers; the others are counted here."""
@@ -171,12 +178,12 @@ class _LearnRun:
                 topics = tuple(entity.iri for _, entity in self.linker.spans(lesson.question))
                 if not topics:
                     report.without_topic += 1
-                    report.problems.append(f"{lesson.name}: no entity of the graph is named in it")
+                    self._problems[index] = f"{lesson.name}: no entity of the graph is named in it"
                     bar.update()
                     continue
             if not lesson.answers:
                 report.without_answers += 1
-                report.problems.append(f"{lesson.name}: no answer of it is an entity of the graph")
+                self._problems[index] = f"{lesson.name}: no answer of it is an entity of the graph"
                 bar.update()
                 continue
             yield MiningJob(
@@ -199,14 +206,16 @@ class _LearnRun:
             )
         if outcome.kind == "no_topic":
             report.without_topic += 1
-            report.problems.append(f"{lesson.name}: no topic entity of it has an edge in the graph")
+            self._problems[outcome.index] = (
+                f"{lesson.name}: no topic entity of it has an edge in the graph"
+            )
             return
         if outcome.kind != "mined":
             if outcome.kind == "refused":
                 report.refused += 1
             else:
                 report.over_budget += 1
-            report.problems.append(f"{lesson.name}: {outcome.message}")
+            self._problems[outcome.index] = f"{lesson.name}: {outcome.message}"
             return
         mined = outcome.paths
         topic = NamedNode(mined[0].topic if mined else outcome.topics[0])

@@ -143,6 +143,8 @@ class PathMemory:
             with open(vectors_path(path).with_suffix(".tmp.npy"), "wb") as handle:
                 np.save(handle, self.vectors.astype(np.float32))
             os.replace(vectors_path(path).with_suffix(".tmp.npy"), vectors_path(path))
+        else:  # vectors of other entries must not be read as these ones'
+            vectors_path(path).unlink(missing_ok=True)
         os.replace(tmp, path)
 
     @classmethod

@@ -28,7 +28,7 @@ from typing import Any, Literal
 from pyoxigraph import NamedNode
 
 from middleware.config.methods import PlanSettings
-from middleware.kg.base import KnowledgeGraph, Path
+from middleware.kg.base import SORT_WINDOW, KnowledgeGraph, Path
 from middleware.kg.capped import cut_note, follow_capped
 from middleware.kg.walks import RelationPath
 from middleware.planning.candidates import grow
@@ -336,10 +336,15 @@ class Planner:
                 reads = describe(candidate.path, self.verbalizer)
                 planning.plans.append(Plan(candidate, walks, reads))
             else:
-                planning.notes.append(
-                    f"{describe(candidate.path, self.verbalizer)} reaches nothing from "
-                    f"{candidate.span!r}"
+                reads = describe(candidate.path, self.verbalizer)
+                degree = self.graph.degree(candidate.topic) if len(candidate.path) > 1 else 0
+                within = (
+                    f" within the {SORT_WINDOW:,} first steps sampled at this hub of "
+                    f"{degree:,} edges"
+                    if degree > SORT_WINDOW
+                    else ""
                 )
+                planning.notes.append(f"{reads} reaches nothing from {candidate.span!r}{within}")
 
 
 def _votes(hits: Sequence[Hit[int]], entries: list[MemoryEntry]) -> dict[str, float]:

@@ -123,3 +123,74 @@ def test_an_interrupted_run_saves_what_it_learned_and_resumes(
     monkeypatch.undo()
     code, out, err = learn(capsys, str(path), "--store", str(store))
     assert code == 0 and "(1 already in the memory" in out
+
+
+def write_lines(path: Path, lines: list[bytes]) -> Path:
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    return path
+
+
+def test_a_line_no_file_can_hold_is_skipped_and_the_rest_learned(
+    capsys: pytest.CaptureFixture[str], store: Path, tmp_path: Path
+) -> None:
+    good = json.dumps(GOOD).encode()
+    path = write_lines(
+        tmp_path / "odd.jsonl",
+        [
+            b"\xef\xbb\xbf" + good,  # a byte order mark before the first line
+            b'{"id": "s", "question": "Who directed \\ud800?", "answers": ["x"]}',
+            b'{"id": "l", "question": "Who directed \xe9t\xe9?", "answers": ["x"]}',
+            b'{"id": null, "question": "Who directed Avatar?", "answers": ["James Cameron"]}',
+            b'{"id": "", "question": "Who directed Avatar?", "answers": ["James Cameron"]}',
+            b'{"id": true, "question": "Who directed Avatar?", "answers": ["James Cameron"]}',
+        ],
+    )
+    code, out, err = learn(capsys, str(path), "--store", str(store), "--json")
+    assert code == 0, err
+    result = json.loads(out)
+    assert result["malformed"] == [
+        f"{path}:2: holds a lone surrogate escape (such as \\ud800): not text",
+        f"{path}:3: not UTF-8 text: invalid continuation byte at byte 39",
+        f"{path}:5: id is blank: give a name, or leave id out (the line number)",
+        f"{path}:6: id must be a string or an integer",
+    ]
+    saved = json.loads((store / FILE_NAME).read_text())
+    assert [e["key"] for e in saved["entries"]] == ["odd/custom/1", "odd/custom/line-4"]
+
+
+def test_two_question_files_of_one_name_are_refused(
+    capsys: pytest.CaptureFixture[str], store: Path, tmp_path: Path
+) -> None:
+    for folder in ("a", "b"):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "q.jsonl").write_text(json.dumps(GOOD) + "\n")
+    code, _, err = learn(
+        capsys,
+        str(tmp_path / "a" / "q.jsonl"),
+        "--dataset",
+        str(tmp_path / "b" / "q.jsonl"),
+        "--store",
+        str(store),
+    )
+    assert code == 2 and "two question sets are both named 'q'" in err and "rename one" in err
+
+
+def test_the_lock_holds_for_the_file_whatever_link_names_it(
+    capsys: pytest.CaptureFixture[str], store: Path, questions: Path, tmp_path: Path
+) -> None:
+    real = tmp_path / "memory.json"
+    link = tmp_path / "link.json"
+    link.symlink_to(real)
+    with file_lock(tmp_path / "memory.json.lock"):
+        code, _, err = learn(capsys, str(questions), "--store", str(store), "--memory", str(link))
+    assert code == 2 and "another run is writing the path memory" in err
+
+
+def test_a_topic_id_that_names_no_iri_is_said(
+    capsys: pytest.CaptureFixture[str], store: Path, tmp_path: Path
+) -> None:
+    path = tmp_path / "ids.jsonl"
+    path.write_text(json.dumps({**GOOD, "topic_entities": ["Inception"]}) + "\n")
+    code, _, err = learn(capsys, str(path), "--store", str(store))
+    assert code == 0
+    assert f"{path}:1: topic_entities 'Inception' name no IRI under profile 'generic'" in err

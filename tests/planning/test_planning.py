@@ -459,3 +459,60 @@ def test_a_failing_source_stops_learning_after_saving(
     assert "connection refused" in str(caught.value) and "resumes" in (caught.value.hint or "")
     saved = open_memory(store, where)[0]
     assert saved is not None and list(saved.entries) == ["films/dev/1"]
+
+
+def test_an_interrupt_while_encoding_still_saves_every_question(store: LocalStore) -> None:
+    from middleware.planning.learning import LearnInterrupted
+
+    class Interrupted(HashEncoder):
+        def encode(self, texts: Any, **kwargs: Any) -> Any:
+            raise KeyboardInterrupt
+
+    where = store.path / FILE_NAME  # type: ignore[operator]
+    with pytest.raises(
+        LearnInterrupted, match=r"3 question\(s\) learned in this run, and 3 in all"
+    ):
+        learn(
+            store,
+            PathMemory.new(store, "hash"),
+            lessons(),
+            path=where,
+            linker=EntityLinker(store),
+            encoder=Interrupted(),
+            progress=False,
+        )
+    saved = open_memory(store, where)[0]
+    assert saved is not None and len(saved.entries) == 3 and saved.vectors is None
+
+
+def test_a_resumed_memory_is_the_memory_of_an_uninterrupted_run(
+    store: LocalStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from middleware.planning import learning, mining_workers
+    from middleware.planning.learning import LearnInterrupted
+
+    whole = PathMemory.new(store, "hash")
+    learn_lessons(store, whole)
+    real = mining_workers.mine_question
+    calls: list[int] = []
+
+    def stop_at_the_third(*args: Any) -> Any:
+        calls.append(1)
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        return real(*args)
+
+    monkeypatch.setattr(mining_workers, "mine_question", stop_at_the_third)
+    monkeypatch.setattr(learning, "reopener", lambda graph: None)
+    where = store.path / FILE_NAME  # type: ignore[operator]
+    where.unlink()
+    with pytest.raises(LearnInterrupted):
+        learn_lessons(store, PathMemory.new(store, "hash"))
+    monkeypatch.undo()
+    resumed = open_memory(store, where)[0]
+    assert resumed is not None and len(resumed.entries) == 2
+    learn_lessons(store, resumed)
+    assert list(resumed.entries) == list(whole.entries)
+    assert resumed.to_dict()["entries"] == whole.to_dict()["entries"]
+    assert resumed.vectors is not None and whole.vectors is not None
+    assert (resumed.vectors == whole.vectors).all()

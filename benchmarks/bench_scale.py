@@ -162,18 +162,17 @@ def generate(base: Path, target: Path, copies: int, variant: str) -> dict[str, A
 QUESTIONS = ["--dataset", "webquestions", "--split", "test", "--only-in-graph"]
 
 
+def fold0() -> list[str]:
+    """The question options of every stage: WebQuestions, fold 0 of 5 held out."""
+    return [*QUESTIONS, "--data-dir", str(ARGS.data_dir), "--folds", "5", "--fold", "0"]
+
+
 def answer(work: Path, store: Path, methods: list[str], count: int, out: Path) -> dict[str, Any]:
     """``kgmw eval`` of the fixed fold-0 questions with ``methods``; per method's numbers."""
     command = [
         KGMW,
         "eval",
-        *QUESTIONS,
-        "--data-dir",
-        str(ARGS.data_dir),
-        "--folds",
-        "5",
-        "--fold",
-        "0",
+        *fold0(),
         "--limit",
         str(count),
         "--seed",
@@ -304,13 +303,7 @@ def size_run(work: Path, base: Path, k: int) -> dict[str, Any]:
         command = [
             KGMW,
             "learn",
-            *QUESTIONS,
-            "--data-dir",
-            str(ARGS.data_dir),
-            "--folds",
-            "5",
-            "--fold",
-            "0",
+            *fold0(),
             "--store",
             str(store),
             "--memory",

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import signal
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import Any, TypeVar, cast
 
 import click
 
@@ -45,6 +47,20 @@ def terminate_as_interrupt() -> Iterator[None]:
         yield
     finally:
         signal.signal(signal.SIGTERM, previous)
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def terminated_as_interrupt(func: F) -> F:
+    """Run ``func`` with SIGTERM stopping it as Ctrl-C does (``terminate_as_interrupt``)."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        with terminate_as_interrupt():
+            return func(*args, **kwargs)
+
+    return cast(F, wrapper)
 
 
 def refuse_shared_names(chosen: list[QuestionSet]) -> None:
@@ -116,6 +132,7 @@ def lesson(
 )
 @source_options
 @click.pass_context
+@terminated_as_interrupt
 def learn_command(
     ctx: click.Context,
     questions: QuestionArgs,
@@ -126,19 +143,6 @@ def learn_command(
     source: SourceArgs,
 ) -> None:
     """Learn which relation paths answer the questions of a dataset, for the planner."""
-    with terminate_as_interrupt():
-        _learn(ctx, questions, source_name, memory_path, progress, workers, source)
-
-
-def _learn(
-    ctx: click.Context,
-    questions: QuestionArgs,
-    source_name: str | None,
-    memory_path: str | None,
-    progress: bool | None,
-    workers: int | None,
-    source: SourceArgs,
-) -> None:
     no_llm = LLMArgs(None, None, None, None, no_cache=False)
     settings = method_settings(ctx, source, source_name, no_llm).replace(
         progress=progress,

@@ -26,10 +26,8 @@ QUESTIONS = [
 
 
 @pytest.fixture
-def store(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Path:
-    folder = tmp_path / "films"
-    assert run(capsys, "load", str(films_path()), "--store", str(folder), "--no-progress")[0] == 0
-    return folder
+def store(films_folder: Path) -> Path:
+    return films_folder
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ import pytest
 from middleware.planning import learning, mining_workers
 from middleware.planning.memory import FILE_NAME
 from middleware.support.locks import file_lock
-from middleware.testing.graphs import EX, films_path
+from middleware.testing.graphs import EX
 from tests.cli_helpers import run
 
 GOOD = {"id": "1", "question": "Who directed Inception?", "answers": ["Christopher Nolan"]}
@@ -37,10 +37,8 @@ LINES = [
 
 
 @pytest.fixture
-def store(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Path:
-    folder = tmp_path / "films"
-    assert run(capsys, "load", str(films_path()), "--store", str(folder), "--no-progress")[0] == 0
-    return folder
+def store(films_folder: Path) -> Path:
+    return films_folder
 
 
 @pytest.fixture

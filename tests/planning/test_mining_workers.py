@@ -22,14 +22,8 @@ from middleware.planning.mining_workers import (
     mine_question,
 )
 from middleware.testing.graphs import ex, films_path
+from tests.planning.test_path_search import PAIRS
 
-PAIRS = [
-    ("Titanic", "Avatar"),
-    ("Cameron", "Winslet"),
-    ("Inception", "DiCaprio"),
-    ("Nolan", "Winslet"),
-    ("Avatar", "DiCaprio"),
-]
 LIMITS = MiningLimits(max_hops=3, seconds=30.0)
 
 

@@ -35,7 +35,6 @@ import argparse
 import json
 import os
 import re
-import resource
 import subprocess
 import sys
 import time
@@ -210,6 +209,14 @@ def answer(work: Path, store: Path, methods: list[str], count: int, out: Path) -
     return {"peak_rss_mib": run["peak_rss_mib"], "seconds": run["seconds"], "methods": per_method}
 
 
+def resident_mib() -> float:
+    """This process's resident memory now, in MiB."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
 def link_probe(store: str, questions: str) -> None:
     """In a fresh process: build the label index, then link each question; print JSON."""
     from middleware.kg.backends.local import LocalStore
@@ -217,12 +224,12 @@ def link_probe(store: str, questions: str) -> None:
 
     texts = json.loads(Path(questions).read_text())
     graph = LocalStore(store, read_only=True)
-    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    before = resident_mib()
     linker = EntityLinker(graph)
     started = time.perf_counter()
     linker.link("warm up the label index")
     build = time.perf_counter() - started
-    index_mib = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024
+    index_mib = resident_mib() - before
     times = []
     for text in texts:
         started = time.perf_counter()

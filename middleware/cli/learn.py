@@ -92,7 +92,8 @@ def lesson(
     if len(answers) < len(item.answers):
         for name in item.answers:
             if name.strip():  # a blank answer (the WebQuestions file has some) names nothing
-                answers += [e.iri for e in linker.link(name, limit=3) if e.match in FOLDED_MATCHES]
+                found = linker.link(name, limit=3, typos=False)  # a typo match is not kept
+                answers += [e.iri for e in found if e.match in FOLDED_MATCHES]
     topics = tuple(to_iri(i) for i in topic_iris(item, graph.profile))
     key = f"{dataset}/{split}/{item.id}"
     if item.topic_entities and not topics and notes is not None:

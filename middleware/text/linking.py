@@ -142,11 +142,13 @@ class EntityLinker:
         return ranked
 
     # -- public -------------------------------------------------------------------------
-    def link(self, mention: str, *, limit: int | None = None) -> list[Entity]:
-        """Best entities for ``mention``, best first; an empty list when nothing matches."""
+    def link(self, mention: str, *, limit: int | None = None, typos: bool = True) -> list[Entity]:
+        """Best entities for ``mention``, best first; an empty list when nothing matches.
+        With ``typos`` off, no typo-tolerant search follows when no label matches (it
+        reads every label: a cost that grows with the graph)."""
         text = _check(mention)
         limit = limit or self.limit
-        hits = self._hits([text], None)[text] or self._typo_hits(text, limit)
+        hits = self._hits([text], None)[text] or (self._typo_hits(text, limit) if typos else [])
         return self._rank({text: hits}, limit)[text]
 
     def best(self, mention: str) -> Entity | None:

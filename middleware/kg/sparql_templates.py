@@ -3,7 +3,8 @@
 A placeholder is ``{{name}}`` (a term, an int, or a list joined by spaces for
 ``VALUES``), ``{{name|csv}}`` (a list joined by commas for ``IN (...)``) or
 ``{{name|alt}}`` (IRIs as a property-path alternative, ``(<a>|<b>)``) or
-``{{name|step}}`` (an ``(IRI, forward)`` pair as ``<p>`` or its inverse ``^<p>``). Values
+``{{name|step}}`` (an ``(IRI, forward)`` pair as ``<p>`` or its inverse ``^<p>``) or
+``{{name|rows}}`` (tuples of terms as ``(<a> <b>) ...``, for ``VALUES (?x ?y)``). Values
 are rendered from real RDF terms, so no caller text can change the query's shape.
 
 >>> from pyoxigraph import Literal, NamedNode
@@ -22,7 +23,7 @@ from pyoxigraph import BlankNode, Literal, NamedNode
 from middleware.errors import ConfigError
 from middleware.support.resources import resource_dir
 
-PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*(?:\|\s*(csv|alt|step)\s*)?\}\}")
+PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*(?:\|\s*(csv|alt|step|rows)\s*)?\}\}")
 
 
 def _render_term(name: str, value: object) -> str:
@@ -56,6 +57,14 @@ def render_template(text: str, bindings: Mapping[str, object]) -> str:
             ):
                 raise ConfigError(f"placeholder {name!r}|step needs (IRI, forward)")
             return ("" if value[1] else "^") + _render_term(name, value[0])
+        if joiner == "rows":  # tuples of terms, for VALUES (?a ?b) { ... }
+            if not isinstance(value, list | tuple) or not all(
+                isinstance(row, tuple) for row in value
+            ):
+                raise ConfigError(f"placeholder {name!r}|rows needs a list of term tuples")
+            return " ".join(
+                "(" + " ".join(_render_term(name, term) for term in row) + ")" for row in value
+            )
         if joiner == "alt":
             items = list(value) if isinstance(value, list | tuple) else [value]
             if not items or not all(isinstance(item, NamedNode) for item in items):

@@ -43,6 +43,7 @@ from middleware.kg.walks import RelationPath, RelationStep
 
 CAP = 200  # edges read each way around an end (setting plan_mine_cap)
 LINKS_PER_QUERY = 20_000  # rows of one lookup between two sets (cap x cap pairs at most)
+PAIRS_PER_QUERY = 5_000  # pairs of entities one lookup query checks
 
 
 class SearchBudgetSpent(MiddlewareError):
@@ -110,11 +111,14 @@ def links(
     """The edges between ``sources`` and ``targets``, each as (source, step from it,
     target)."""
     xs, ys = sorted(set(sources), key=str), sorted(set(targets), key=str)
-    if not xs or not ys:
-        return []
-    return _edge_rows(
-        _select(graph, budget, "mine_links", sources=xs, targets=ys, limit=LINKS_PER_QUERY)
-    )
+    pairs = [(x, y) for x in xs for y in ys if x != y]
+    rows: list[dict[str, Term]] = []
+    for start in range(0, len(pairs), PAIRS_PER_QUERY):  # in order: rows stay ordered
+        chunk = pairs[start : start + PAIRS_PER_QUERY]
+        rows += _select(graph, budget, "mine_links", pairs=chunk, limit=LINKS_PER_QUERY - len(rows))
+        if len(rows) >= LINKS_PER_QUERY:
+            break
+    return _edge_rows(rows)
 
 
 def _edge_rows(rows: list[dict[str, Term]]) -> list[tuple[NamedNode, RelationStep, NamedNode]]:

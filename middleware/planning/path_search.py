@@ -4,7 +4,8 @@ at a cost set by settings, not by the graph's hubs.
 The search meets in the middle. Each end's edges are read, at most ``cap`` each way,
 in the store's own order: a hub's edges are sampled, the same ones every time on one
 store (sorting them would cost their number; another engine may sample others).
-Then, with the ``sparql/mine_links.rq`` lookup between two bounded sets of entities:
+Then, with the ``sparql/mine_links.rq`` lookup between two bounded sets of entities
+(given as pairs, ``PAIRS_PER_QUERY`` a query, each pair one index lookup):
 
 - 1 hop: the edges between the two ends;
 - 2 hops: the edges between one end and the other's neighbours, from both sides;

@@ -5,7 +5,7 @@ from __future__ import annotations
 from middleware.eval.items import EvalItem
 from middleware.kg.base import KnowledgeGraph
 from middleware.kg.profiles import Profile
-from middleware.kg.terms import looks_like_iri
+from middleware.kg.terms import looks_like_iri, to_iri
 
 
 def topic_iris(item: EvalItem, profile: Profile | None) -> list[str]:
@@ -29,7 +29,17 @@ def topic_iris(item: EvalItem, profile: Profile | None) -> list[str]:
 
 def in_graph(item: EvalItem, graph: KnowledgeGraph) -> bool:
     """Whether one of the item's topic entities has at least one relation in ``graph``."""
-    return any(graph.degree(iri) > 0 for iri in topic_iris(item, graph.profile))
+    return any(has_edge(graph, iri) for iri in topic_iris(item, graph.profile))
+
+
+def has_edge(graph: KnowledgeGraph, iri: str) -> bool:
+    """Whether ``iri`` has a relation triple: one row of ``sparql/has_edge.rq`` where the
+    graph runs the project's templates (a hub costs what any entity does), else its degree."""
+    if not graph.capabilities.templates:
+        return graph.degree(iri) > 0
+    skipped = list(graph.profile.skipped_predicates)
+    rows = graph.run_template("has_edge", entity=to_iri(iri), skipped=skipped)  # type: ignore[attr-defined]
+    return bool(rows)
 
 
 def answer_iris(item: EvalItem, graph: KnowledgeGraph) -> list[str]:

@@ -20,12 +20,14 @@ from a set of entities, so candidate paths can be grown hop by hop, bounded.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Sequence
 
 from pyoxigraph import Literal, NamedNode
 
 from middleware.errors import BadRequest
-from middleware.kg.base import MAX_LIMIT, SORT_WINDOW, Hop, Path, Triple
+from middleware.kg.base import MAX_LIMIT, SORT_WINDOW, Capabilities, Hop, Path, Triple
+from middleware.kg.profiles import Profile
 from middleware.kg.terms import Term
 
 RelationStep = tuple[NamedNode, bool]
@@ -34,10 +36,27 @@ MAX_STEPS = 3
 NODES_PER_QUERY = 200
 
 
+STEPS_WINDOW = 20_000  # edges read for the relation steps of a batch before probing
+MAX_PREDICATES = 2_000  # a graph with more is not probed predicate by predicate
+_VOCABULARIES: weakref.WeakKeyDictionary[object, tuple[int, list[NamedNode] | None]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _count(term: Term | None) -> int:
+    return int(term.value) if isinstance(term, Literal) else 0
+
+
 class RelationWalks:
     """Relation-path operations of a graph (mixed into ``GraphOperations``)."""
 
     name: str
+    capabilities: Capabilities
+    profile: Profile
+
+    @property
+    def version(self) -> int:
+        raise NotImplementedError  # from GraphOperations
 
     def _select(self, template: str, **bindings: object) -> list[dict[str, Term]]:
         raise NotImplementedError  # the transport, from GraphOperations
@@ -52,17 +71,41 @@ class RelationWalks:
         found: dict[RelationStep, None] = {}
         iris = [n for n in dict.fromkeys(nodes) if isinstance(n, NamedNode)]
         for start in range(0, len(iris), NODES_PER_QUERY):
-            rows = self._select(
-                "relation_steps",
-                nodes=iris[start : start + NODES_PER_QUERY],
-                limit=min(limit, MAX_LIMIT),
-                **self._common_bindings(),
-            )
+            rows = self._steps_rows(iris[start : start + NODES_PER_QUERY], min(limit, MAX_LIMIT))
             for row in rows:
                 predicate, forward = row.get("p"), row.get("forward")
                 if isinstance(predicate, NamedNode) and isinstance(forward, Literal):
                     found.setdefault((predicate, forward.value in ("true", "1")), None)
         return sorted(found, key=lambda step: (step[0].value, not step[1]))[:limit]
+
+    def _steps_rows(self, nodes: list[NamedNode], limit: int) -> list[dict[str, Term]]:
+        """The steps of ``nodes``. In a store in this process: from a window of their
+        edges, or, when a hub fills it, by probing each of the graph's predicates (a cost
+        set by the window and the predicates, not by the hub); elsewhere (an endpoint, a
+        profile with its own ``relation_steps``) from all their edges."""
+        common = self._common_bindings()
+        if not self.capabilities.in_process or "relation_steps" in self.profile.templates:
+            return self._select("relation_steps", nodes=nodes, limit=limit, **common)
+        rows = self._select("relation_steps_window", nodes=nodes, window=STEPS_WINDOW, **common)
+        if sum(_count(row.get("n")) for row in rows) < STEPS_WINDOW:
+            return rows
+        predicates = self.relation_vocabulary()
+        if predicates is None:
+            return self._select("relation_steps", nodes=nodes, limit=limit, **common)
+        return self._select(
+            "relation_steps_probe", nodes=nodes, predicates=predicates, limit=limit, **common
+        )
+
+    def relation_vocabulary(self) -> list[NamedNode] | None:
+        """The graph's predicates (label and ignored ones left out), read once per
+        version; None when there are more than ``MAX_PREDICATES`` to probe."""
+        cached = _VOCABULARIES.get(self)
+        if cached is None or cached[0] != self.version:
+            rows = self._select("predicates", limit=MAX_PREDICATES + 1, **self._common_bindings())
+            named = sorted((p for r in rows if isinstance(p := r.get("p"), NamedNode)), key=str)
+            cached = (self.version, named if len(named) <= MAX_PREDICATES else None)
+            _VOCABULARIES[self] = cached
+        return cached[1]
 
     def follow(self, start: NamedNode, path: RelationPath, *, limit: int = 1000) -> list[Path]:
         """The walks of ``path`` from ``start`` (at most ``limit``), as graph paths; past

@@ -8,26 +8,19 @@ from pyoxigraph import NamedNode
 
 from middleware.kg import walks
 from middleware.kg.backends.local import LocalStore
-from middleware.kg.base import QueryDataset, QueryResult
 from middleware.testing.graphs import ex, films_path
+from middleware.testing.observed import ObservedStore
 
 NODES = ["Titanic", "Cameron", "Winslet", "DiCaprio", "Nolan", "Inception", "Avatar"]
 
 
-class TemplateLog(LocalStore):
+class TemplateLog(ObservedStore):
     """A store that keeps the first comment line of each query it runs."""
 
     seen: list[str]
 
-    def _execute(
-        self,
-        sparql: str,
-        timeout: float,
-        max_rows: int | None = None,
-        dataset: QueryDataset | None = None,
-    ) -> QueryResult:
+    def before(self, sparql: str) -> None:
         self.seen.append(sparql.splitlines()[0])
-        return super()._execute(sparql, timeout, max_rows, dataset)
 
 
 @pytest.fixture

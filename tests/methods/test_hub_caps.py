@@ -9,12 +9,12 @@ from typing import Any
 
 import pytest
 
-from middleware.kg.backends.local import LocalStore
-from middleware.kg.base import QueryDataset, QueryResult
+from middleware.kg.base import QueryResult
 from middleware.methods.answer import Answer
 from middleware.methods.registry import build_method
 from middleware.testing.llms import first_option_or
 from middleware.testing.methods import quick_settings
+from middleware.testing.observed import ObservedStore
 
 HUB_EDGES = 100_000
 LARGEST_CAP = 2_000  # ksl_neighbor_limit, the largest default read cap of any method
@@ -22,21 +22,13 @@ QUESTION = "Which films have the genre Drama?"
 METHODS = ["plan", "ksl", "rok", "qsm", "pg", "ksl+plan", "rok+plan", "qsm+plan", "pg+plan"]
 
 
-class RowCountingStore(LocalStore):
+class RowCountingStore(ObservedStore):
     """A local store that remembers the most rows any one query returned."""
 
     largest = 0
 
-    def _execute(
-        self,
-        sparql: str,
-        timeout: float,
-        max_rows: int | None = None,
-        dataset: QueryDataset | None = None,
-    ) -> QueryResult:
-        result = super()._execute(sparql, timeout, max_rows, dataset)
+    def after(self, sparql: str, result: QueryResult) -> None:
         self.largest = max(self.largest, len(result.rows))
-        return result
 
 
 @pytest.fixture(scope="module")

@@ -12,7 +12,6 @@ import pytest
 
 from middleware.kg.backends.endpoint import SparqlEndpoint
 from middleware.kg.backends.local import LocalStore
-from middleware.kg.base import QueryDataset, QueryResult
 from middleware.kg.identity import reopener
 from middleware.planning.mining_workers import (
     MinedQuestion,
@@ -22,6 +21,7 @@ from middleware.planning.mining_workers import (
     mine_question,
 )
 from middleware.testing.graphs import ex, films_path
+from middleware.testing.observed import ObservedStore
 from tests.planning.test_path_search import PAIRS
 
 LIMITS = MiningLimits(max_hops=3, seconds=30.0)
@@ -62,19 +62,12 @@ def test_threads_over_a_store_in_memory_mine_the_same() -> None:
     assert by_index(list(mine_all(store, jobs(), LIMITS, workers=3))) == here
 
 
-class StuckStore(LocalStore):
+class StuckStore(ObservedStore):
     """A store whose queries about Stuck never end (an engine stuck in one query)."""
 
-    def _execute(
-        self,
-        sparql: str,
-        timeout: float,
-        max_rows: int | None = None,
-        dataset: QueryDataset | None = None,
-    ) -> QueryResult:
+    def before(self, sparql: str) -> None:
         if "Stuck" in sparql:
             time.sleep(600)
-        return super()._execute(sparql, timeout, max_rows, dataset)
 
 
 def test_a_question_stuck_in_one_query_gets_its_worker_killed(films: LocalStore) -> None:

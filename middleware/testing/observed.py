@@ -1,0 +1,30 @@
+"""A local store whose queries a test can watch or hold up, by overriding two hooks."""
+
+from __future__ import annotations
+
+from middleware.kg.backends.local import LocalStore
+from middleware.kg.base import QueryResult
+from middleware.kg.sparql_guard import QueryDataset
+
+
+class ObservedStore(LocalStore):
+    """Calls ``before(sparql)`` ahead of each query the store runs and ``after(sparql,
+    result)`` once it has run; both do nothing here."""
+
+    def before(self, sparql: str) -> None:
+        """Called with each query's text before it runs."""
+
+    def after(self, sparql: str, result: QueryResult) -> None:
+        """Called with each query's text and result after it ran."""
+
+    def _execute(
+        self,
+        sparql: str,
+        timeout: float,
+        max_rows: int | None = None,
+        dataset: QueryDataset | None = None,
+    ) -> QueryResult:
+        self.before(sparql)
+        result = super()._execute(sparql, timeout, max_rows, dataset)
+        self.after(sparql, result)
+        return result

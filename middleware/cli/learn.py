@@ -208,7 +208,7 @@ def learn_command(
         ["hops", "questions", "with a path", "share"],
         [
             [
-                h,
+                "not given" if h == "None" else h,  # a question file of your own has no hops
                 counts["by_hops"][h],
                 counts["with_paths_by_hops"].get(h, 0),
                 f"{counts['with_paths_by_hops'].get(h, 0) / counts['by_hops'][h]:.1%}",

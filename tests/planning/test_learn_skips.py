@@ -83,6 +83,7 @@ def test_the_table_lists_what_was_not_learned(
     code, out, err = learn(capsys, str(questions), "--store", str(store))
     assert code == 0, err
     assert "not learned (3):" in out and ":8 (mixed/custom/8): no answer of it" in out
+    assert "not given" in out and "None" not in out  # the hops of a file of your own
 
 
 def test_a_second_run_on_the_same_memory_is_refused_while_the_first_runs(

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import signal
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any, TypeVar, cast
 
 import click
@@ -35,30 +34,22 @@ from middleware.workspace import Workspace
 FOLDED_MATCHES = ("exact", "alias", "folded", "folded-alias")
 
 
-@contextlib.contextmanager
-def terminate_as_interrupt() -> Iterator[None]:
-    """SIGTERM (a scheduler stopping the job) stops learning as Ctrl-C does: what was
-    learned is saved first. Only the main thread can set a handler; elsewhere, as is."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    previous = signal.signal(signal.SIGTERM, signal.default_int_handler)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-
-
 F = TypeVar("F", bound=Callable[..., Any])
 
 
 def terminated_as_interrupt(func: F) -> F:
-    """Run ``func`` with SIGTERM stopping it as Ctrl-C does (``terminate_as_interrupt``)."""
+    """Run ``func`` with SIGTERM (a scheduler stopping the job) stopping it as Ctrl-C does,
+    so what was learned is saved first. Only the main thread can set a handler."""
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        with terminate_as_interrupt():
+        if threading.current_thread() is not threading.main_thread():
             return func(*args, **kwargs)
+        previous = signal.signal(signal.SIGTERM, signal.default_int_handler)
+        try:
+            return func(*args, **kwargs)
+        finally:
+            signal.signal(signal.SIGTERM, previous)
 
     return cast(F, wrapper)
 

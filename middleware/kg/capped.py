@@ -1,9 +1,9 @@
 """Reads around one node that say whether they were cut: what a method records in its steps.
 
 Each read asks the graph for one row more than its cap; getting it means the node holds
-more than the cap, so the rest was cut. The graph's own queries sample a hub's rows in
-the engine's order before sorting them (``sparql/neighbors_*.rq``, ``follow_*.rq``), so
-a read costs its cap, not the node's degree.
+more than the cap, so the rest was cut. The graph's own queries cut a hub's rows at
+``SORT_WINDOW``, in the engine's order, before sorting them (``sparql/neighbors_*.rq``,
+``follow_*.rq``), so a read costs the window, not the node's degree.
 
 >>> from middleware.kg.backends.local import LocalStore
 >>> kg = LocalStore(profile="metaqa")

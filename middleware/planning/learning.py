@@ -101,16 +101,16 @@ def learn(
     real = path.resolve()  # one lock for the file, whichever link names it
     lock = real.with_name(real.name + ".lock")
     limits = MiningLimits(max_hops, cap, budget_queries, budget_seconds)
-    run = _LearnRun(graph, memory, path, linker, limits, workers)
+    run = _LearnRun(graph, memory, real, linker, limits, workers)  # a link stays a link
     try:
         with file_lock(lock, timeout=0):
             try:
                 run.all(lessons, progress=progress, save_every=save_every)
                 memory.vectors = encoder.encode([e.question for e in memory.entries.values()])
-                memory.save(path)
+                memory.save(real)
             except KeyboardInterrupt:
                 memory.vectors = None  # the planner encodes the questions when it loads
-                memory.save(path)
+                memory.save(real)
                 raise LearnInterrupted(
                     f"{run.report.learned} question(s) learned in this run, and "
                     f"{len(memory.entries)} in all, are saved in {path}; run the same "

@@ -183,6 +183,9 @@ def test_the_lock_holds_for_the_file_whatever_link_names_it(
     with file_lock(tmp_path / "memory.json.lock"):
         code, _, err = learn(capsys, str(questions), "--store", str(store), "--memory", str(link))
     assert code == 2 and "another run is writing the path memory" in err
+    code, _, err = learn(capsys, str(questions), "--store", str(store), "--memory", str(link))
+    assert code == 0, err
+    assert link.is_symlink() and json.loads(real.read_text())["entries"]  # written through
 
 
 def test_a_topic_id_that_names_no_iri_is_said(

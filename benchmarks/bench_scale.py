@@ -66,12 +66,17 @@ def stage(work: Path, name: str, run: Callable[[], dict[str, Any]]) -> dict[str,
     return numbers
 
 
-def measured(command: list[str], log: Path) -> dict[str, Any]:
-    """Run ``command`` (output to ``log``): its wall seconds and peak RSS in MiB."""
+def measured(
+    command: list[str], log: Path, environment: dict[str, str] | None = None
+) -> dict[str, Any]:
+    """Run ``command`` (output to ``log``, with ``environment`` added to this process's):
+    its wall seconds and peak RSS in MiB."""
     log.parent.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
     with log.open("w") as out:
-        process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)
+        process = subprocess.Popen(
+            command, stdout=out, stderr=subprocess.STDOUT, env={**os.environ, **(environment or {})}
+        )
         _, status, usage = os.wait4(process.pid, 0)
     seconds = time.perf_counter() - started
     code = os.waitstatus_to_exitcode(status)
@@ -166,8 +171,9 @@ def fold0() -> list[str]:
     return [*QUESTIONS, "--data-dir", str(ARGS.data_dir), "--folds", "5", "--fold", "0"]
 
 
-def answer(work: Path, store: Path, methods: list[str], count: int, out: Path) -> dict[str, Any]:
-    """``kgmw eval`` of the fixed fold-0 questions with ``methods``; per method's numbers."""
+def answer(store: Path, memory: Path, methods: list[str], count: int, out: Path) -> dict[str, Any]:
+    """``kgmw eval`` of the fixed fold-0 questions with ``methods``, planning with the path
+    memory learned at that size; per method's numbers."""
     command = [
         KGMW,
         "eval",
@@ -183,7 +189,7 @@ def answer(work: Path, store: Path, methods: list[str], count: int, out: Path) -
         "--no-progress",
     ]
     command += [f"--method={m}" for m in methods]
-    run = measured(command, out / "eval.log")
+    run = measured(command, out / "eval.log", {"KGMW_PLAN_MEMORY": str(memory)})
     records = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
     per_method: dict[str, Any] = {}
     for method in methods:
@@ -304,8 +310,9 @@ def size_run(work: Path, base: Path, k: int) -> dict[str, Any]:
 
     numbers["load"] = stage(work, f"{tag}-load", load)
 
+    memory = folder / "memory.json"
+
     def learn() -> dict[str, Any]:
-        memory = folder / "memory.json"
         out = folder / "learn.json"
         command = [
             KGMW,
@@ -342,13 +349,15 @@ def size_run(work: Path, base: Path, k: int) -> dict[str, Any]:
     numbers["answer_plan"] = stage(
         work,
         f"{tag}-answer-plan",
-        lambda: answer(work, store, ["plan"], ARGS.questions, folder / "eval-plan"),
+        lambda: answer(store, memory, ["plan"], ARGS.questions, folder / "eval-plan"),
     )
     if k in ARGS.llm_sizes and ARGS.llm_methods:
         numbers["answer_llm"] = stage(
             work,
             f"{tag}-answer-llm",
-            lambda: answer(work, store, ARGS.llm_methods, ARGS.llm_questions, folder / "eval-llm"),
+            lambda: answer(
+                store, memory, ARGS.llm_methods, ARGS.llm_questions, folder / "eval-llm"
+            ),
         )
 
     def link() -> dict[str, Any]:
@@ -397,7 +406,7 @@ def virtuoso(folder: Path, store: Path) -> dict[str, Any]:
         server.url, profile=dataclasses.replace(profile, dialect="virtuoso"), timeout=300
     )
     try:
-        same, differing = 0, []
+        same, differing = 0, list[dict[str, Any]]()
         questions = fixed_questions(store, ARGS.questions)
         for q in questions:
             a = evidence(ours, q["topics"], [])

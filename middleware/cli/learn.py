@@ -83,7 +83,8 @@ def lesson(
     if len(answers) < len(item.answers):
         for name in item.answers:
             if name.strip():  # a blank answer (the WebQuestions file has some) names nothing
-                found = linker.link(name, limit=3, typos=False)  # a typo match is not kept
+                # only label matches are kept: no typo search, no name variants
+                found = linker.link(name, limit=3, typos=False, variants=False)
                 answers += [e.iri for e in found if e.match in FOLDED_MATCHES]
     topics = tuple(to_iri(i) for i in topic_iris(item, graph.profile))
     key = f"{dataset}/{split}/{item.id}"

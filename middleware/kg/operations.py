@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 import threading
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from pyoxigraph import Literal, NamedNode
@@ -28,6 +28,7 @@ from middleware.kg.base import (
     QueryResult,
     Triple,
 )
+from middleware.kg.degrees import DegreeCounts
 from middleware.kg.described import entity_of
 from middleware.kg.lookups import NOTHING, LabelLookups
 from middleware.kg.profiles import Profile
@@ -55,7 +56,7 @@ def _check_limit(limit: int, what: str) -> int:
     return limit
 
 
-class GraphOperations(LabelLookups, RelationWalks, ABC):
+class GraphOperations(LabelLookups, RelationWalks, DegreeCounts, ABC):
     """Graph operations over ``_execute``; subclasses provide the transport."""
 
     name: str
@@ -329,24 +330,6 @@ class GraphOperations(LabelLookups, RelationWalks, ABC):
             if len(entities) >= limit:
                 break
         return list(entities.values())
-
-    def degree(self, entity: str | NamedNode) -> int:
-        """Number of relation triples (either direction) that touch ``entity``."""
-        rows = self._select("degree", entity=to_iri(entity), **self._common_bindings())
-        value = rows[0]["n"] if rows else None
-        return int(value.value) if isinstance(value, Literal) else 0
-
-    def degrees(self, entities: Sequence[NamedNode]) -> dict[NamedNode, int]:
-        """``degree`` of many entities in one query per batch of ``LABEL_BATCH``."""
-        found: dict[NamedNode, int] = dict.fromkeys(entities, 0)
-        unique = list(found)
-        for start in range(0, len(unique), LABEL_BATCH):
-            batch = unique[start : start + LABEL_BATCH]
-            for row in self._select("degrees", entities=batch, **self._common_bindings()):
-                entity, count = row.get("e"), row.get("n")
-                if isinstance(entity, NamedNode) and isinstance(count, Literal):
-                    found[entity] = int(count.value)
-        return found
 
     def has_triples(self, *, timeout: float | None = None) -> bool:
         """Whether the graph holds any triple at all (readiness probes, doctor)."""

@@ -11,7 +11,7 @@ Then, with the ``sparql/mine_links.rq`` lookup between two bounded sets of entit
 - 2 hops: the edges between one end and the other's neighbours, from both sides;
 - 3 hops: the edges between the two ends' neighbours (``cap`` x ``cap`` lookups at most);
   an end whose edges were cut (a hub) is met from the other end's second ring
-  (``around``, at most ``cap`` x ``cap`` edges).
+  (``around``: of at most ``cap`` x ``cap`` edges, those that reach the hub end).
 
 A path is found whenever its inner entities are among the neighbours read: always when
 neither end is a hub past ``cap``, and through a hub end when the other end is not.
@@ -167,11 +167,11 @@ def relation_paths(
             middle = links(graph, near_start, near_end, budget=budget)
             # an end whose edges were cut (a hub) is met from the other end's second ring
             if sum(map(len, near_end.values())) >= cap:
-                ring = around(graph, near_start, limit=cap * cap, budget=budget)
+                ring = around(graph, near_start, end, limit=cap * cap, budget=budget)
                 middle += [(m1, s, m2) for m1, s, m2 in ring if m2 not in (start, end)]
                 near_end = {**near_end, **_toward(graph, [m for _, _, m in ring], end, budget)}
             if sum(map(len, near_start.values())) >= cap:
-                ring = around(graph, near_end, limit=cap * cap, budget=budget)
+                ring = around(graph, near_end, start, limit=cap * cap, budget=budget)
                 middle += [
                     (m1, (p, not f), m2) for m2, (p, f), m1 in ring if m1 not in (start, end)
                 ]
@@ -193,16 +193,21 @@ def relation_paths(
 def around(
     graph: KnowledgeGraph,
     nodes: Iterable[NamedNode],
+    toward: NamedNode,
     *,
     limit: int,
     budget: SearchBudget | None = None,
 ) -> list[tuple[NamedNode, RelationStep, NamedNode]]:
-    """Up to ``limit`` edges of ``nodes`` to other entities, each as (node, step from
-    it, entity)."""
+    """Of up to ``limit`` edges of ``nodes`` to other entities, those whose entity has an
+    edge to ``toward``, each as (node, step from it, entity): the check runs inside the
+    engine, so the edges that lead nowhere never come back."""
     xs = sorted(set(nodes), key=str)
     if not xs:
         return []
-    return _edge_rows(_select(graph, budget, "mine_around", nodes=xs, limit=limit))
+    rows = _select(
+        graph, budget, "mine_around_toward", nodes=xs, target=toward, window=limit, limit=limit
+    )
+    return _edge_rows(rows)
 
 
 def _toward(

@@ -337,11 +337,13 @@ class Planner:
                 planning.plans.append(Plan(candidate, walks, reads))
             else:
                 reads = describe(candidate.path, self.verbalizer)
-                degree = self.graph.degree(candidate.topic) if len(candidate.path) > 1 else 0
+                hub = len(candidate.path) > 1 and (
+                    self.graph.degree(candidate.topic, at_most=SORT_WINDOW + 1) > SORT_WINDOW
+                )
                 within = (
-                    f" within the {SORT_WINDOW:,} first steps sampled at this hub of "
-                    f"{degree:,} edges"
-                    if degree > SORT_WINDOW
+                    f" within the {SORT_WINDOW:,} first steps sampled at this hub of more "
+                    f"than {SORT_WINDOW:,} edges"
+                    if hub
                     else ""
                 )
                 planning.notes.append(f"{reads} reaches nothing from {candidate.span!r}{within}")

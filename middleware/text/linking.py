@@ -31,7 +31,7 @@ from rapidfuzz import fuzz
 
 from middleware.config.areas import TextSettings
 from middleware.errors import BadRequest
-from middleware.kg.base import Entity, KnowledgeGraph, LabelRow
+from middleware.kg.base import SORT_WINDOW, Entity, KnowledgeGraph, LabelRow
 from middleware.text.folding import fold, normalize_space
 from middleware.text.label_index import Hit, LabelIndex, classify, label_index
 from middleware.text.label_queries import LookupReport, queried_hits
@@ -75,10 +75,13 @@ class EntityLinker:
         return label_index(self.graph) if self.graph.capabilities.label_index else None
 
     # -- hits ---------------------------------------------------------------------------
-    def _hits(self, mentions: Sequence[str], report: LookupReport | None) -> dict[str, list[Hit]]:
+    def _hits(
+        self, mentions: Sequence[str], report: LookupReport | None, *, variants: bool = True
+    ) -> dict[str, list[Hit]]:
         index = self.index()
         if index is not None:
-            return {m: index.hits(m, variants=self.variants) for m in mentions}
+            wanted = self.variants and variants
+            return {m: index.hits(m, variants=wanted) for m in mentions}
         found, done = queried_hits(
             self.graph, mentions, max_queries=self.max_queries - RANKING_QUERIES
         )
@@ -111,7 +114,7 @@ class EntityLinker:
         iris = list(dict.fromkeys(i for kept in best.values() for i in kept))
         if not iris:
             return {mention: [] for mention in groups}
-        degrees = self.graph.degrees(iris)
+        degrees = self.graph.degrees(iris, at_most=SORT_WINDOW)  # past it, all are hubs
         index = self.index()
         names: dict[NamedNode, str] = {}
         if index is not None:
@@ -142,13 +145,17 @@ class EntityLinker:
         return ranked
 
     # -- public -------------------------------------------------------------------------
-    def link(self, mention: str, *, limit: int | None = None, typos: bool = True) -> list[Entity]:
+    def link(
+        self, mention: str, *, limit: int | None = None, typos: bool = True, variants: bool = True
+    ) -> list[Entity]:
         """Best entities for ``mention``, best first; an empty list when nothing matches.
         With ``typos`` off, no typo-tolerant search follows when no label matches (it
-        reads every label: a cost that grows with the graph)."""
+        reads every label: a cost that grows with the graph); with ``variants`` off, no
+        name variant is looked up (their table is built from every label on first use)."""
         text = _check(mention)
         limit = limit or self.limit
-        hits = self._hits([text], None)[text] or (self._typo_hits(text, limit) if typos else [])
+        hits = self._hits([text], None, variants=variants)[text]
+        hits = hits or (self._typo_hits(text, limit) if typos else [])
         return self._rank({text: hits}, limit)[text]
 
     def best(self, mention: str) -> Entity | None:

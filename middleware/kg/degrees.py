@@ -1,0 +1,69 @@
+"""How many relation triples touch an entity: exact, or counted up to a cap.
+
+Ranking linked entities prefers the better connected one; past a few thousand edges
+every candidate is a hub, and counting a hub's edges costs their number (a country of
+a graph copied 100 times: 23 ms a count). ``at_most`` stops counting there.
+
+>>> from middleware.kg.backends.local import LocalStore
+>>> kg = LocalStore(profile="metaqa")
+>>> _ = kg.load_text("Heat|directed_by|Michael Mann\\nHeat|in_language|English\\n", name="kb.txt")
+>>> heat = kg.search("Heat")[0].iri
+>>> kg.degree(heat), kg.degree(heat, at_most=1), kg.degrees([heat], at_most=5)[heat]
+(2, 1, 2)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from pyoxigraph import Literal, NamedNode
+
+from middleware.kg.base import Capabilities
+from middleware.kg.terms import Term, to_iri
+
+DEGREE_BATCH = 200  # entities one uncapped ``degrees`` query counts
+
+
+def _count(rows: list[dict[str, Term]]) -> int:
+    value = rows[0].get("n") if rows else None
+    return int(value.value) if isinstance(value, Literal) else 0
+
+
+class DegreeCounts:
+    """Degree counts of a graph (mixed into ``GraphOperations``)."""
+
+    capabilities: Capabilities
+
+    def _select(self, template: str, **bindings: object) -> list[dict[str, Term]]:
+        raise NotImplementedError  # the transport, from GraphOperations
+
+    def _common_bindings(self) -> dict[str, object]:
+        raise NotImplementedError  # from GraphOperations
+
+    def degree(self, entity: str | NamedNode, *, at_most: int | None = None) -> int:
+        """Number of relation triples (either direction) that touch ``entity``; with
+        ``at_most``, counted up to it (a hub's count then costs the cap)."""
+        common = {"entity": to_iri(entity), **self._common_bindings()}
+        if at_most is None:
+            return _count(self._select("degree", **common))
+        return _count(self._select("degree_capped", cap=max(1, at_most), **common))
+
+    def degrees(
+        self, entities: Sequence[NamedNode], *, at_most: int | None = None
+    ) -> dict[NamedNode, int]:
+        """``degree`` of many entities: one query per ``DEGREE_BATCH``; with ``at_most``,
+        a store in this process counts each entity up to it (one cheap query each), and
+        an endpoint, where a query is a round trip, still counts a batch at once."""
+        found: dict[NamedNode, int] = dict.fromkeys(entities, 0)
+        unique = list(found)
+        if at_most is not None and self.capabilities.in_process:
+            for entity in unique:
+                found[entity] = self.degree(entity, at_most=at_most)
+            return found
+        for start in range(0, len(unique), DEGREE_BATCH):
+            batch = unique[start : start + DEGREE_BATCH]
+            for row in self._select("degrees", entities=batch, **self._common_bindings()):
+                node, count = row.get("e"), row.get("n")
+                if isinstance(node, NamedNode) and isinstance(count, Literal):
+                    found[node] = int(count.value)
+        return found

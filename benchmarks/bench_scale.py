@@ -194,8 +194,9 @@ def answer(store: Path, memory: Path, methods: list[str], count: int, out: Path)
     per_method: dict[str, Any] = {}
     for method in methods:
         mine = [r for r in records if r["method"] == method]
-        graph_side = [max(0.0, r["seconds"] - r["llm_seconds"]) for r in mine]
-        llm = [r["llm_seconds"] for r in mine]
+        # a failed answer has no LLM time of its own (its error is counted below)
+        graph_side = [max(0.0, r["seconds"] - r.get("llm_seconds", 0.0)) for r in mine]
+        llm = [r.get("llm_seconds", 0.0) for r in mine]
         errors = [str(r.get("error") or "") for r in mine]
         answerable = [r for r in mine if r.get("answerable", True)]
         per_method[method] = {

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Sequence
+from pathlib import Path as FilePath
 
 from pyoxigraph import Literal, NamedNode
 
@@ -29,6 +30,7 @@ from middleware.errors import BadRequest
 from middleware.kg.base import MAX_LIMIT, SORT_WINDOW, Capabilities, Hop, Path, Triple
 from middleware.kg.profiles import Profile
 from middleware.kg.terms import Term
+from middleware.kg.vocabulary_file import keep, kept
 
 RelationStep = tuple[NamedNode, bool]
 RelationPath = tuple[RelationStep, ...]
@@ -96,14 +98,26 @@ class RelationWalks:
             "relation_steps_probe", nodes=nodes, predicates=predicates, limit=limit, **common
         )
 
+    def vocabulary_file(self) -> FilePath | None:
+        """Where this version's predicates are kept for later processes (None: nowhere;
+        a store on disk keeps them in its live generation's folder)."""
+        return None
+
     def relation_vocabulary(self) -> list[NamedNode] | None:
         """The graph's predicates (label and ignored ones left out), read once per
-        version; None when there are more than ``MAX_PREDICATES`` to probe."""
+        version (and kept in ``vocabulary_file``); None when there are more than
+        ``MAX_PREDICATES`` to probe."""
         cached = _VOCABULARIES.get(self)
         if cached is None or cached[0] != self.version:
-            rows = self._select("predicates", limit=MAX_PREDICATES + 1, **self._common_bindings())
-            named = sorted((p for r in rows if isinstance(p := r.get("p"), NamedNode)), key=str)
-            cached = (self.version, named if len(named) <= MAX_PREDICATES else None)
+            common = self._common_bindings()
+            skipped = [str(p) for p in self.profile.skipped_predicates]
+            found = kept(self.vocabulary_file(), skipped)
+            if found is None:
+                rows = self._select("predicates", limit=MAX_PREDICATES + 1, **common)
+                named = sorted((p for r in rows if isinstance(p := r.get("p"), NamedNode)), key=str)
+                found = (named if len(named) <= MAX_PREDICATES else None,)
+                keep(self.vocabulary_file(), skipped, found[0])
+            cached = (self.version, found[0])
             _VOCABULARIES[self] = cached
         return cached[1]
 

@@ -61,6 +61,10 @@ from middleware.text.folding import fold
 from middleware.text.linking import EntityLinker
 from middleware.text.verbalize import Verbalizer
 
+# Graph text in the final prompt: about 5,000 tokens at 4 characters a token, room left
+# in the embedded model's 8,192 for the instructions, the choices and the reply.
+PROMPT_FACT_CHARS = 20_000
+
 
 def clean_answer(text: str) -> str:
     """The model's answer line without a leading label or trailing filler.
@@ -82,6 +86,17 @@ def fallback_choice(choices: Sequence[str], facts: Sequence[str]) -> int:
     text = " " + " ".join(fold(f) for f in facts) + " "
     counts = [text.count(f" {fold(c)} ") if fold(c) else 0 for c in choices]
     return max(range(len(choices)), key=lambda i: (counts[i], -i))
+
+
+def within_budget(facts: list[str]) -> tuple[list[str], int]:
+    """The first ``facts`` that fit in ``PROMPT_FACT_CHARS`` (one line each), and how
+    many were left out."""
+    used = 0
+    for kept, fact in enumerate(facts):
+        used += len(fact) + 1
+        if used > PROMPT_FACT_CHARS:
+            return facts[:kept], len(facts) - kept
+    return facts, 0
 
 
 def final_answer(
@@ -107,6 +122,12 @@ def final_answer(
         facts = list(dict.fromkeys([*prior.facts, *facts]))
         evidence = merged(prior.evidence, evidence)
     with run.step("answer") as step:
+        facts, left_out = within_budget(facts)
+        if left_out:
+            step.notes.append(
+                f"{left_out:,} of {len(facts) + left_out:,} facts left out of the prompt "
+                f"(at most {PROMPT_FACT_CHARS:,} characters of facts, the first kept)"
+            )
         if run.policy.graph_only and not evidence:
             step.parsed = NOT_FOUND
             run.warn("no evidence was found and answers come only from the graph", step)

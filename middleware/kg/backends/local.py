@@ -71,6 +71,7 @@ from middleware.kg.loading import (
 from middleware.kg.operations import GraphOperations
 from middleware.kg.profiles import Profile, load_profile
 from middleware.kg.sparql_guard import QueryDataset, QueryPolicy
+from middleware.kg.vocabulary_file import FILE_NAME as VOCABULARY_FILE
 from middleware.support.locks import LockTimeout, file_lock
 
 
@@ -192,13 +193,16 @@ class LocalStore(GraphOperations):
         assert self.path is not None
 
         def note() -> None:
-            print(
-                f"kgmw: {self.path} is being loaded by another process; waiting up to "
-                f"{self.wait:g} s (store_lock_wait)",
-                file=sys.stderr,
-            )
+            busy = f"{self.path} is being loaded by another process; waiting up to"
+            print(f"kgmw: {busy} {self.wait:g} s (store_lock_wait)", file=sys.stderr)
 
         return file_lock(self.path / ".lock", timeout=self.wait, waiting=note)
+
+    def vocabulary_file(self) -> Path | None:
+        """The live generation's folder keeps its predicates (it never changes)."""
+        self.refresh()
+        opened = None if self.plain else self._opened
+        return self.path / opened / VOCABULARY_FILE if self.path and opened else None
 
     # -- queries ----------------------------------------------------------------------
     def _execute(
@@ -256,8 +260,7 @@ class LocalStore(GraphOperations):
         self, sparql: str, timeout: float, max_rows: int | None, dataset: QueryDataset | None
     ) -> QueryResult:
         """Results are computed lazily: errors surface while iterating, caught above."""
-        deadline = time.monotonic() + timeout
-        result = self._engine_query(sparql, dataset)
+        deadline, result = time.monotonic() + timeout, self._engine_query(sparql, dataset)
         return read_result(result, deadline=deadline, max_rows=max_rows, source=self.name)
 
     # -- loading ----------------------------------------------------------------------
@@ -282,10 +285,9 @@ class LocalStore(GraphOperations):
         the executors of caller queries."""
         if self.caller_queries is not None:
             self.caller_queries.close()
-        self._store = ox.Store()
+        self._store, self.read_only = ox.Store(), True
         release(self._held)
         self._held = None
-        self.read_only = True
 
     def __del__(self) -> None:
         release(self._held)

@@ -45,7 +45,10 @@ def kept(path: Path | None, skipped: list[str]) -> tuple[list[NamedNode] | None]
         return (None,)
     if not isinstance(predicates, list) or not all(isinstance(p, str) for p in predicates):
         return None
-    return ([NamedNode(p) for p in predicates],)
+    try:
+        return ([NamedNode(p) for p in predicates],)
+    except ValueError:  # not an IRI: the file is damaged
+        return None
 
 
 def keep(path: Path | None, skipped: list[str], predicates: list[NamedNode] | None) -> None:

@@ -109,15 +109,18 @@ class RelationWalks:
         ``MAX_PREDICATES`` to probe."""
         cached = _VOCABULARIES.get(self)
         if cached is None or cached[0] != self.version:
-            common = self._common_bindings()
-            skipped = [str(p) for p in self.profile.skipped_predicates]
-            found = kept(self.vocabulary_file(), skipped)
+            where = self.vocabulary_file()  # first: it moves a reader to the live version
+            version, skipped = self.version, [str(p) for p in self.profile.skipped_predicates]
+            found = kept(where, skipped)
             if found is None:
-                rows = self._select("predicates", limit=MAX_PREDICATES + 1, **common)
+                rows = self._select(
+                    "predicates", limit=MAX_PREDICATES + 1, **self._common_bindings()
+                )
                 named = sorted((p for r in rows if isinstance(p := r.get("p"), NamedNode)), key=str)
                 found = (named if len(named) <= MAX_PREDICATES else None,)
-                keep(self.vocabulary_file(), skipped, found[0])
-            cached = (self.version, found[0])
+                if self.vocabulary_file() == where:  # no load swapped the data meanwhile
+                    keep(where, skipped, found[0])
+            cached = (version, found[0])
             _VOCABULARIES[self] = cached
         return cached[1]
 

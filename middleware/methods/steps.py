@@ -90,12 +90,13 @@ def fallback_choice(choices: Sequence[str], facts: Sequence[str]) -> int:
 
 def within_budget(facts: list[str]) -> tuple[list[str], int]:
     """The first ``facts`` that fit in ``PROMPT_FACT_CHARS`` (one line each), and how
-    many were left out."""
+    many were left out; a first fact longer than that is shown cut to it."""
     used = 0
     for kept, fact in enumerate(facts):
         used += len(fact) + 1
-        if used > PROMPT_FACT_CHARS:
-            return facts[:kept], len(facts) - kept
+        if used > PROMPT_FACT_CHARS + 1:  # the last line needs no line break
+            shown = facts[:kept] or [fact[:PROMPT_FACT_CHARS]]
+            return shown, len(facts) - len(shown)
     return facts, 0
 
 

@@ -4,6 +4,7 @@ and a load (a new generation) reads them again."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from pyoxigraph import NamedNode
@@ -65,3 +66,36 @@ def test_a_damaged_file_is_read_past(tmp_path: Path) -> None:
     path.write_text("{not json")
     assert names(first.relation_vocabulary()) == ["directed_by"]
     assert any(SCAN in t for t in first.texts)
+
+
+class LoadDuringScan(QueryLog):
+    """A reader whose scan of the predicates is overtaken by another process's load."""
+
+    def after(self, sparql: str, result: object) -> None:
+        if SCAN in sparql and self.meanwhile is not None:
+            self.meanwhile()
+            self.meanwhile = None
+
+
+def test_a_load_during_the_scan_leaves_no_stale_predicates_behind(tmp_path: Path) -> None:
+    folder = tmp_path / "store"
+    writer = QueryLog(folder, profile="metaqa")
+    writer.load_text("Heat|directed_by|Michael Mann\n", name="kb.txt")
+    racing = LoadDuringScan(folder, profile="metaqa", read_only=True)
+    racing.texts = []
+    racing.meanwhile = lambda: writer.load_text("Heat|in_language|English\n", name="more.txt")
+    racing.relation_vocabulary()
+    assert names(opened(folder).relation_vocabulary()) == ["directed_by", "in_language"]
+    assert names(racing.relation_vocabulary()) == ["directed_by", "in_language"]
+
+
+def test_a_file_naming_no_iri_is_read_past(tmp_path: Path) -> None:
+    folder = tmp_path / "store"
+    QueryLog(folder, profile="metaqa").load_text("Heat|directed_by|Michael Mann\n", name="kb.txt")
+    first = opened(folder)
+    assert names(first.relation_vocabulary()) == ["directed_by"]
+    path = first.vocabulary_file()
+    assert path is not None
+    skipped = [str(p) for p in first.profile.skipped_predicates]
+    path.write_text(json.dumps({"skipped": skipped, "predicates": ["not an iri"]}))
+    assert names(opened(folder).relation_vocabulary()) == ["directed_by"]

@@ -8,7 +8,7 @@ from __future__ import annotations
 from middleware.llm.scripted import ScriptedLLM
 from middleware.methods.answer import Evidence
 from middleware.methods.run import AnswerPolicy, PriorEvidence, Run
-from middleware.methods.steps import PROMPT_FACT_CHARS, final_answer
+from middleware.methods.steps import PROMPT_FACT_CHARS, final_answer, within_budget
 
 
 def test_a_long_list_of_facts_is_cut_to_the_prompt_budget_and_the_cut_is_noted() -> None:
@@ -41,3 +41,10 @@ def test_a_short_list_is_shown_whole_without_a_note() -> None:
     final_answer(run, ["Heat | directed by | Michael Mann"], Evidence())
     assert "Heat | directed by | Michael Mann" in llm.calls[0].prompt
     assert not [n for step in run.steps for n in step.notes]
+
+
+def test_a_first_fact_longer_than_the_budget_is_shown_cut() -> None:
+    shown, left_out = within_budget(["x" * (PROMPT_FACT_CHARS + 50), "short"])
+    assert shown == ["x" * PROMPT_FACT_CHARS] and left_out == 1
+    exact = ["y" * PROMPT_FACT_CHARS]
+    assert within_budget(exact) == (exact, 0)

@@ -117,6 +117,18 @@ class RateLimited(MiddlewareError):
         self.retry_after = retry_after
 
 
+class StateUnavailable(MiddlewareError):
+    """The Redis the service shares with its other workers and hosts cannot be reached;
+    ``retry_after`` says when to retry."""
+
+    status = 503
+    code = "state_unavailable"
+
+    def __init__(self, message: str, *, retry_after: float, hint: str | None = None) -> None:
+        super().__init__(message, hint=hint)
+        self.retry_after = retry_after
+
+
 class StoreBusy(MiddlewareError):
     """Another writer held a local store for longer than ``store_lock_wait``."""
 

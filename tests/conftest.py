@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from middleware.testing.graphs import films_path
+from tests.redis_server import RedisServer
 from tests.virtuoso_server import VirtuosoServer, start_virtuoso, write_hub
 from tests.wdqs_replay import WdqsReplay, start_replay
 
@@ -208,3 +209,15 @@ def wdqs_films() -> Iterator[str]:
     finally:
         server.shutdown()
         server.server_close()
+
+
+@pytest.fixture
+def redis_server(tmp_path: Path) -> Iterator[RedisServer]:
+    """A fresh ``redis-server`` of this test alone (tests/redis_server.py); skipped when
+    it is not installed, a failure under CI."""
+    server = RedisServer(tmp_path)
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()

@@ -20,6 +20,7 @@ from middleware.server.connections.address_gate import AddressGate
 from middleware.server.connections.arrival import Limits
 from middleware.server.connections.tarpit import Tarpit
 from middleware.server.metrics import MULTIPROC_ENV, mark_process_dead, use_multiprocess_dir
+from middleware.support.urls import without_credentials
 
 GUNICORN_TIMEOUT = 300  # seconds a worker may stay silent: an answer with a slow LLM
 
@@ -83,12 +84,37 @@ def _announce(settings: Settings) -> None:
     )
     isolated, line = isolation_line()
     click.echo(f"kgmw: {line}" if isolated else f"kgmw: warning: {line}", err=True)
+    shared = state_line(settings)
+    if shared:
+        click.echo(f"kgmw: {shared}", err=True)
     if keys == "off" and not loopback(settings.server_host):
         click.echo(
             "kgmw: warning: listening beyond this machine without API keys; "
             "set KGMW_SERVER_API_KEYS",
             err=True,
         )
+
+
+def state_line(settings: Settings) -> str | None:
+    """One line on where limits and kept answers live, when it matters: shared in
+    Redis, or per worker under gunicorn without it."""
+    if settings.server_state_url:
+        where = without_credentials(settings.server_state_url)
+        if settings.server_state_url.startswith("env:"):
+            where = f"the Redis named by {settings.server_state_url}"
+        return (
+            f"shared state in {where} (prefix {settings.server_state_prefix!r}): rate "
+            "limits, failed authentications, the /sparql penalty box and kept answers; "
+            f"while it is away: {settings.server_state_outage}"
+        )
+    if settings.server_workers > 1:
+        return (
+            f"rate limits, failed-authentication counts and /sparql strikes are per worker "
+            f"({settings.server_workers} workers: a caller gets up to "
+            f"{settings.server_workers}x each limit); refusals and kept answers are per "
+            "host; set server_state_url to share them"
+        )
+    return None
 
 
 def _uses_gunicorn(settings: Settings) -> bool:

@@ -4,7 +4,6 @@ from middleware.config.areas import (
     AnswerSettings,
     EvalSettings,
     LLMSettings,
-    ServerSettings,
     SourceSettings,
     TextSettings,
 )
@@ -19,6 +18,7 @@ from middleware.config.methods import (
     RoKSettings,
     SCSettings,
 )
+from middleware.config.service import ServerSettings
 from middleware.config.settings import REGISTRY, SETTINGS, Settings, lookup
 
 __all__ = [

@@ -29,11 +29,12 @@ class ChatSettings:
     answers_ttl: float = setting(
         3600.0,
         "Seconds GET /v1/answers/{id} keeps a chat completion's full answer (on disk in "
-        "the cache folder, one file per host); 0 keeps none.",
+        "the cache folder, one file per host, or in server_state_url's Redis); 0 keeps none.",
         minimum=0,
     )
     answers_max_mb: float = setting(
         64.0,
-        "Disk space the kept answers may take, in MB; past it the oldest go first.",
+        "Space the kept answers may take, in MB (on disk, or in all in Redis); past it the "
+        "oldest go first.",
         minimum=0.01,
     )

@@ -30,7 +30,6 @@ from middleware.config.areas import (
     AnswerSettings,
     EvalSettings,
     LLMSettings,
-    ServerSettings,
     SourceSettings,
     TextSettings,
 )
@@ -38,6 +37,7 @@ from middleware.config.chat import ChatSettings
 from middleware.config.fields import Setting, declared
 from middleware.config.key_grants import KeyGrant, parse_grants
 from middleware.config.methods import METHOD_TABLES, MethodTable
+from middleware.config.service import ServerSettings
 from middleware.config.sparql import SparqlSettings
 from middleware.config.tuning import TuneSettings
 from middleware.errors import ConfigError

@@ -39,6 +39,8 @@ class Admission:
             app,
             per_minute=settings.server_rate_limit,
             auth_failures=settings.server_auth_failures,  # per client address
+            shared=state.shared,  # server_state_url: one count for every host
+            outage=settings.server_state_outage,
         )
         self.state = state
 

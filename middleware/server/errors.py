@@ -16,7 +16,7 @@ from typing import Any
 from flask import Flask, Response, jsonify, request
 from werkzeug.exceptions import HTTPException
 
-from middleware.errors import MiddlewareError, RateLimited
+from middleware.errors import MiddlewareError, RateLimited, StateUnavailable
 
 log = logging.getLogger("middleware.server")
 OPENAI_ROUTES = ("/v1/chat/completions", "/v1/models")
@@ -58,7 +58,7 @@ def register_error_handlers(app: Flask, on_error: Any) -> None:
         body, status = error_body(err, openai_shape=openai_shape)
         response = jsonify(body)
         response.status_code = status
-        if isinstance(err, RateLimited):
+        if isinstance(err, RateLimited | StateUnavailable):
             response.headers["Retry-After"] = str(int(err.retry_after))
         if status == 401:
             response.headers["WWW-Authenticate"] = 'Bearer realm="kgmw"'

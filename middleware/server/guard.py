@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 from middleware.config.key_grants import KeyGrant
 from middleware.errors import Forbidden, RateLimited, Unauthorized
 from middleware.server.connections.address_gate import AddressGate
+from middleware.server.shared.refusals import SharedRefusals
 
 ADDRESS_CALLER = "addr:"  # the caller id of a request without an API key: addr:IP
 
@@ -93,7 +94,11 @@ class PenaltyBox:
     ran (timeout, memory, crash), or after more than three were refused for their shape
     (past a limit) within that time: checked before a request's body is read, so a
     flood of crafted queries costs little. A caller known only by its address
-    (``addr:IP``) is also refused at the connection by ``gate``, before HTTP is parsed."""
+    (``addr:IP``) is also refused at the connection by ``gate``, before HTTP is parsed.
+
+    With ``shared`` the strikes are counted and the refusals held in Redis for every
+    host; the check stays local (the gate, fed from Redis within a second), and while
+    Redis cannot be reached this process counts and refuses on its own."""
 
     def __init__(
         self,
@@ -108,6 +113,13 @@ class PenaltyBox:
         self._until: dict[str, float] = {}
         self._strikes: dict[str, list[float]] = {}
         self._lock = threading.Lock()
+        self.shared: SharedRefusals | None = None
+
+    def share(self, refusals: SharedRefusals) -> None:
+        """Count strikes and hold refusals in Redis from now on (``refusals`` applies
+        what other hosts refused through ``hold``)."""
+        self.shared = refusals
+        refusals.start()
 
     def check(self, caller: str) -> None:
         """Raise RateLimited while ``caller`` is in the box (this process's, or the
@@ -129,6 +141,12 @@ class PenaltyBox:
         within ``seconds``, ``caller`` goes in the box (one mistake costs nothing)."""
         if not caller or self.seconds <= 0:
             return
+        shared = self.shared.strikes(caller, self.seconds) if self.shared is not None else None
+        count = self._local_strike(caller) if shared is None else shared
+        if count > allowed:
+            self.punish(caller)
+
+    def _local_strike(self, caller: str) -> int:
         with self._lock:
             now = self._clock()
             recent = [t for t in self._strikes.get(caller, []) if now - t < self.seconds]
@@ -138,18 +156,24 @@ class PenaltyBox:
                 self._strikes = {
                     c: ts for c, ts in self._strikes.items() if now - ts[-1] < self.seconds
                 }
-        if len(recent) > allowed:
-            self.punish(caller)
+        return len(recent)
 
     def punish(self, caller: str) -> None:
+        """Refuse ``caller`` for ``seconds``: here, and on every host when shared."""
         if not caller or self.seconds <= 0:
             return
+        self.hold(caller, self.seconds)
+        if self.shared is not None:
+            self.shared.refuse(caller, self.seconds)
+
+    def hold(self, caller: str, seconds: float) -> None:
+        """Refuse ``caller`` for ``seconds`` in this process and the gate's table."""
         with self._lock:
             now = self._clock()
-            self._until[caller] = now + self.seconds
+            self._until[caller] = max(self._until.get(caller, 0.0), now + seconds)
             if len(self._until) > 10_000:
                 self._until = {c: t for c, t in self._until.items() if t > now}
         if self.gate is not None:
-            self.gate.refuse_caller(caller, self.seconds)
+            self.gate.refuse_caller(caller, seconds)
             if caller.startswith(ADDRESS_CALLER):  # also before its requests are read
-                self.gate.refuse(caller.removeprefix(ADDRESS_CALLER), self.seconds)
+                self.gate.refuse(caller.removeprefix(ADDRESS_CALLER), seconds)

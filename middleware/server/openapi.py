@@ -21,6 +21,10 @@ ERRORS = {
     "413": _json_response("Request body larger than server_max_body.", ref("Error")),
     "429": _json_response("Rate limit reached; see Retry-After.", ref("Error")),
     "502": _json_response("A SPARQL endpoint or the LLM failed.", ref("Error")),
+    "503": _json_response(
+        "The shared state (server_state_url's Redis) cannot be reached; see Retry-After.",
+        ref("Error"),
+    ),
     "504": _json_response("A SPARQL endpoint or the LLM timed out.", ref("Error")),
 }
 
@@ -133,7 +137,7 @@ def _paths() -> dict[str, Any]:
         },
         "/v1/sources": {
             "get": {
-                "summary": "The configured sources",
+                "summary": "The configured sources (and each one's path memory and its SHA-256)",
                 "responses": {"200": _json_response("Sources", {"type": "object"})},
             }
         },
@@ -169,7 +173,7 @@ def _paths() -> dict[str, Any]:
         },
         "/readyz": {
             "get": {
-                "summary": "Sources and LLM answer",
+                "summary": "Sources, the LLM and the shared state (if any) answer",
                 "security": [],
                 "responses": {
                     "200": _json_response("ready", {"type": "object"}),

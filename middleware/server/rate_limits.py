@@ -8,6 +8,10 @@ routes: ``admit`` calls the strategy of the app's ``Limiter`` (its storage and i
 moving window) directly, one ``hit`` per request. The ``Limiter``'s own hooks carry
 no limits.
 
+With ``shared`` (``server_state_url``) the counts live in Redis, one for every worker
+and host. While Redis cannot be reached, ``outage`` decides: ``refuse`` raises
+``StateUnavailable`` (503), ``local`` counts in this process until Redis is back.
+
 >>> from flask import Flask
 >>> limits = RequestLimits(Flask("doc"), per_minute=1, auth_failures=0)
 >>> limits.check("key:1")
@@ -22,12 +26,19 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
+from typing import Any, TypeVar, cast
 
 from flask import Flask, g
 from flask_limiter import Limiter
 from limits import RateLimitItem, RateLimitItemPerMinute
+from limits.storage import MemoryStorage
+from limits.strategies import MovingWindowRateLimiter, RateLimiter
 
-from middleware.errors import RateLimited
+from middleware.errors import RateLimited, StateUnavailable
+from middleware.server.shared.redis_state import SharedRedis
+
+T = TypeVar("T")
 
 
 def _no_key() -> str:
@@ -39,31 +50,70 @@ class RequestLimits:
     """``per_minute`` requests a minute per caller and ``auth_failures`` failed
     authentications a minute per address (0: no limit), in any rolling minute."""
 
-    def __init__(self, app: Flask, *, per_minute: int, auth_failures: int) -> None:
+    def __init__(
+        self,
+        app: Flask,
+        *,
+        per_minute: int,
+        auth_failures: int,
+        shared: SharedRedis | None = None,
+        outage: str = "refuse",
+    ) -> None:
+        storage, options = "memory://", cast(dict[str, Any], {})
+        if shared is not None:
+            storage = shared.url
+            options = {"key_prefix": shared.key("limits"), **shared.options}
         self.extension = Limiter(
-            _no_key, app=app, strategy="moving-window", storage_uri="memory://"
+            _no_key, app=app, strategy="moving-window", storage_uri=storage, storage_options=options
         )
         self.per_minute = per_minute
+        self.shared = shared
+        self.outage = outage
+        self._local = MovingWindowRateLimiter(MemoryStorage())  # while Redis is away
         self._requests = _item(per_minute, "requests")
         self._failures = _item(auth_failures, "auth-failures")
 
+    @property
+    def where(self) -> str:
+        """Where the counts are kept, in words."""
+        return "in shared Redis" if self.shared is not None else "in this worker's memory"
+
     def check(self, caller: str) -> None:
         """Spend one of ``caller``'s requests, or raise RateLimited."""
-        if self._requests is not None and not self.extension.limiter.hit(self._requests, caller):
-            raise self._refusal(self._requests, caller, "requests")
+        item = self._requests
+        if item is not None and not self._counted(lambda lim: lim.hit(item, caller)):
+            raise self._refusal(item, caller, "requests")
 
     def refuse_if_failed(self, address: str) -> None:
         """RateLimited while ``address`` has no failed authentication left; spends none."""
-        if self._failures is not None and not self.extension.limiter.test(self._failures, address):
-            raise self._refusal(self._failures, address, "failed authentications")
+        item = self._failures
+        if item is not None and not self._counted(lambda lim: lim.test(item, address)):
+            raise self._refusal(item, address, "failed authentications")
 
     def count_failure(self, address: str) -> None:
         """One failed authentication of ``address``."""
-        if self._failures is not None:
-            self.extension.limiter.hit(self._failures, address)
+        item = self._failures
+        if item is not None:
+            self._counted(lambda lim: lim.hit(item, address))
+
+    def _counted(self, action: Callable[[RateLimiter], T]) -> T:
+        """``action`` on the shared counts; on this process's own while Redis is away
+        and ``outage`` is ``local`` (else StateUnavailable)."""
+        shared = self.shared
+        if shared is None:
+            return action(self.extension.limiter)
+        try:
+            return shared.call(lambda: action(self.extension.limiter), what="rate limits")
+        except StateUnavailable:
+            if self.outage != "local":
+                raise
+            return action(self._local)
 
     def _refusal(self, item: RateLimitItem, key: str, what: str) -> RateLimited:
-        reset = self.extension.limiter.get_window_stats(item, key).reset_time
+        try:
+            reset = self._counted(lambda lim: lim.get_window_stats(item, key).reset_time)
+        except StateUnavailable:
+            reset = time.time() + 60  # refused already; the wait is at most a minute
         wait = max(1, math.ceil(reset - time.time()))
         return RateLimited(
             f"more than {item.amount} {what} a minute from this caller",

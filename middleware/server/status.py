@@ -34,12 +34,14 @@ def sources() -> Response:
         if allowed is None or allowed.sources is None or n in allowed.sources
     ]  # a [keys.NAME] key sees its own sources only
     default = app_state.default_source
-    return jsonify(
-        {
-            "default": default if default in names else None,
-            "sources": [app_state.describe_source(n) for n in names],
-        }
-    )
+    described = []
+    for name in names:
+        body = app_state.describe_source(name)
+        memory = app_state.plan_memory(name)
+        if memory is not None:  # every host behind one balancer should show the same
+            body["plan_memory"] = memory
+        described.append(body)
+    return jsonify({"default": default if default in names else None, "sources": described})
 
 
 @blueprint.get("/healthz")
@@ -50,8 +52,8 @@ def healthz() -> Response:
 
 @blueprint.get("/readyz")
 def readyz() -> Response:
-    """Every source answers a query and the LLM answers a prompt (checked at most every
-    10 s; the last result is reused in between)."""
+    """Every source answers a query, the LLM answers a prompt and the shared Redis (if
+    any) a ping (checked at most every 10 s; the last result is reused in between)."""
     app_state = state()
     key = id(app_state)
     with _ready_lock:
@@ -75,6 +77,8 @@ def _readiness() -> dict[str, Any]:
     llm = app_state.llm
     raw = llm.inner if isinstance(llm, CachedLLM) else llm  # the model itself must answer
     checks["llm"] = _probe(lambda: raw.complete([user("Ready?")], max_tokens=1).text is not None)
+    if app_state.shared is not None:  # server_state_url: limits and kept answers need it
+        checks["shared_state"] = _probe(app_state.shared.ping)
     return {"ready": all(c["ok"] for c in checks.values()), "checks": checks}
 
 

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -120,6 +122,28 @@ def test_sources_never_show_credentials() -> None:
         "default": True,
         "endpoint": "https://sparql.example/query",
     }
+
+
+def test_sources_name_the_path_memory_and_its_checksum(
+    sample_graph: LocalStore, tmp_path: Path
+) -> None:
+    memory = tmp_path / "memory.json"
+    app = create_app(
+        settings(plan_memory=str(memory), server_api_keys="k"),
+        llm=ScriptedLLM(default="x"),
+        graphs={"s": sample_graph},
+    )
+    client = app.test_client()
+
+    def reported() -> dict[str, object]:
+        found = client.get("/v1/sources", headers={"Authorization": "Bearer k"}).get_json()
+        return dict(found["sources"][0]["plan_memory"])
+
+    assert reported() == {"path": str(memory), "sha256": None}  # not learned yet
+    memory.write_text('{"entries": []}')
+    assert reported()["sha256"] == hashlib.sha256(memory.read_bytes()).hexdigest()
+    memory.write_text('{"entries": [], "again": 1}')  # rewritten: the digest follows
+    assert reported()["sha256"] == hashlib.sha256(memory.read_bytes()).hexdigest()
 
 
 def test_healthz_readyz_and_a_failing_source(

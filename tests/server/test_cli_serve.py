@@ -102,6 +102,22 @@ def test_serve_warns_when_open_beyond_loopback() -> None:
     assert cli.get_command(None, "serve") is not None  # type: ignore[arg-type]
 
 
+def test_serve_says_which_limits_are_per_worker_or_shared() -> None:
+    from middleware.cli.serve import state_line
+    from middleware.config import Settings
+
+    def line(**values: object) -> str | None:
+        return state_line(Settings.load(config_path=None, env={}, overrides=values))
+
+    assert line() is None  # one worker, nothing shared to speak of
+    per_worker = line(server_workers=4)
+    assert per_worker is not None and "per worker" in per_worker and "4x" in per_worker
+    shared = line(server_workers=4, server_state_url="redis://:pw@cache:6379/0")
+    assert shared is not None and "redis://cache:6379/0" in shared and "pw" not in shared
+    named = line(server_state_url="env:REDIS_URL")
+    assert named is not None and "env:REDIS_URL" in named
+
+
 def test_serve_beyond_loopback_runs_the_production_server() -> None:
     from middleware.cli.serve import _uses_gunicorn
     from middleware.config import Settings

@@ -24,7 +24,7 @@ from typing import Any
 
 from flask import Blueprint, Response, jsonify, request, stream_with_context
 
-from middleware.errors import BadRequest, MiddlewareError, NotFound
+from middleware.errors import BadRequest, MiddlewareError, NotFound, StateUnavailable
 from middleware.kg.base import KnowledgeGraph
 from middleware.methods.answer import Answer
 from middleware.methods.registry import METHODS
@@ -39,7 +39,7 @@ from middleware.server.answering.chat_text import reply_text, sources_text
 from middleware.server.answering.conversation import conversation
 from middleware.server.answering.worker import AnswerWorker, Outcome
 from middleware.server.context import grant, metrics, state
-from middleware.server.errors import error_body
+from middleware.server.errors import error_body, log
 from middleware.text.follow_ups import FollowUp, resolve_follow_up
 
 blueprint = Blueprint("chat", __name__)
@@ -184,11 +184,7 @@ class _Reply:
                 "question": self.follow_up.question,
                 "carried": [{"iri": e.iri.value, "label": e.label} for e in self.follow_up.carried],
             }
-        kept = self.store is not None and self.store.put(
-            self.id,
-            self.owner,
-            {"id": self.id, "created": self.created, "model": self.model, **body},
-        )
+        kept = self._keep({"id": self.id, "created": self.created, "model": self.model, **body})
         if not self.settings.chat_sources:
             return reply_text(answer, show_guess=self.show_guess), body
         text = sources_text(
@@ -200,6 +196,17 @@ class _Reply:
             show_guess=self.show_guess,
         )
         return text, body
+
+    def _keep(self, body: dict[str, Any]) -> bool:
+        """Keep ``body`` for ``GET /v1/answers/{id}``; False when it is not kept (too
+        large, or the shared state is away: the answer itself still goes out)."""
+        if self.store is None:
+            return False
+        try:
+            return self.store.put(self.id, self.owner, body)
+        except StateUnavailable as err:
+            log.warning("kgmw: answer %s not kept: %s", self.id, err)
+            return False
 
     def completion(self, answer: Answer) -> dict[str, Any]:
         text, body = self.body(answer)

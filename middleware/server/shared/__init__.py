@@ -1,0 +1,1 @@
+"""State shared by every worker and host of one service, kept in Redis."""

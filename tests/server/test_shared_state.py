@@ -1,0 +1,276 @@
+"""State shared through a real Redis (``server_state_url``): rate limits, failed
+authentications, the penalty box and kept answers, seen alike by two apps."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from flask import Flask
+
+from middleware.errors import ConfigError, RateLimited, StateUnavailable
+from middleware.kg.backends.local import LocalStore
+from middleware.llm.scripted import ScriptedLLM
+from middleware.server import create_app
+from middleware.server.answering.answer_store import new_answer_id
+from middleware.server.context import STATE_KEY
+from middleware.server.shared.kept_answers import SharedAnswerStore
+from middleware.server.shared.redis_state import OUTAGE_SECONDS, SharedRedis
+from middleware.server.state import ServiceState
+from tests.redis_server import RedisServer
+from tests.server.conftest import settings
+from tests.waiting import PATIENCE
+
+KEY = {"Authorization": "Bearer shared-key"}
+
+
+def shared(url: str, prefix: str = "test:") -> SharedRedis:
+    return SharedRedis(url, prefix=prefix, timeout=0.5)
+
+
+@pytest.fixture
+def two_apps(
+    sample_graph: LocalStore, redis_server: RedisServer
+) -> Iterator[Callable[..., tuple[Flask, Flask]]]:
+    """Two services (two hosts, as far as they can tell) sharing one Redis; closed after."""
+    made: list[Flask] = []
+
+    def start(**values: object) -> tuple[Flask, Flask]:
+        for _ in range(2):
+            configured = settings(
+                server_state_url=redis_server.url,
+                server_api_keys="shared-key",
+                sparql_penalty=30,
+                **values,
+            )
+            llm = ScriptedLLM(default="x")
+            made.append(create_app(configured, llm=llm, graphs={"sample": sample_graph}))
+        return made[-2], made[-1]
+
+    yield start
+    for app in made:
+        app.config[STATE_KEY].close()
+
+
+def _until(check: Callable[[], bool], seconds: float = PATIENCE) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if check():
+            return True
+        time.sleep(0.05)
+    return False
+
+
+# -- kept answers ------------------------------------------------------------------------
+def test_a_kept_answer_is_read_back_by_its_owner_alone(redis_server: RedisServer) -> None:
+    store = SharedAnswerStore(shared(redis_server.url), ttl=3600, max_bytes=100_000)
+    answer_id = new_answer_id()
+    assert store.put(answer_id, "owner-a", {"answer": "Paris"})
+    other_host = SharedAnswerStore(shared(redis_server.url), ttl=3600, max_bytes=100_000)
+    assert other_host.get(answer_id, "owner-a") == {"answer": "Paris"}
+    assert other_host.get(answer_id, "owner-b") is None
+    assert other_host.get(new_answer_id(), "owner-a") is None
+    assert other_host.get("not-an-id", "owner-a") is None
+
+
+def test_a_lowered_ttl_hides_older_answers_at_once(redis_server: RedisServer) -> None:
+    answer_id = new_answer_id()
+    SharedAnswerStore(shared(redis_server.url), ttl=3600, max_bytes=10_000).put(
+        answer_id, "o", {"a": 1}
+    )
+    time.sleep(0.01)
+    lowered = SharedAnswerStore(shared(redis_server.url), ttl=0.005, max_bytes=10_000)
+    assert lowered.get(answer_id, "o") is None
+
+
+def test_the_answers_of_every_host_stay_within_the_cap(redis_server: RedisServer) -> None:
+    body = {"text": "x" * 900}  # about 913 bytes each
+    stores = [
+        SharedAnswerStore(shared(redis_server.url), ttl=3600, max_bytes=5_000) for _ in range(4)
+    ]
+    written: list[str] = []
+    lock = threading.Lock()
+
+    def write(store: SharedAnswerStore) -> None:
+        for _ in range(25):
+            answer_id = new_answer_id()
+            assert store.put(answer_id, "o", body)
+            with lock:
+                written.append(answer_id)
+
+    threads = [threading.Thread(target=write, args=(store,)) for store in stores]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    held = stores[0].ids()
+    assert 0 < stores[0].size() <= 5_000
+    assert len(held) == 5  # five of ~913 bytes fit in 5,000
+    assert set(held) <= set(written)
+    assert stores[0].size() == sum(len(_body_bytes(body)) for _ in held)
+    assert stores[1].put(new_answer_id(), "o", {"text": "y" * 6_000}) is False  # alone too big
+
+
+def _body_bytes(body: dict[str, str]) -> bytes:
+    import json
+
+    return json.dumps(body, ensure_ascii=False).encode()
+
+
+def test_one_redis_serves_two_deployments_apart(redis_server: RedisServer) -> None:
+    answer_id = new_answer_id()
+    blue = SharedAnswerStore(shared(redis_server.url, "blue:"), ttl=60, max_bytes=10_000)
+    green = SharedAnswerStore(shared(redis_server.url, "green:"), ttl=60, max_bytes=10_000)
+    blue.put(answer_id, "o", {"a": 1})
+    assert green.get(answer_id, "o") is None
+    assert green.ids() == [] and blue.ids() == [answer_id]
+
+
+# -- limits and penalties across two services ---------------------------------------------
+def test_a_rate_limit_holds_across_both_services(
+    two_apps: Callable[..., tuple[Flask, Flask]], redis_server: RedisServer
+) -> None:
+    first, second = two_apps(server_rate_limit=3)
+    a, b = first.test_client(), second.test_client()
+    statuses = [client.get("/v1/sources", headers=KEY).status_code for client in (a, b, a)]
+    assert statuses == [200, 200, 200]
+    for client in (a, b):
+        refused = client.get("/v1/sources", headers=KEY)
+        assert refused.status_code == 429
+        assert int(refused.headers["Retry-After"]) >= 1
+
+
+def test_failed_authentications_count_on_every_host(
+    two_apps: Callable[..., tuple[Flask, Flask]], redis_server: RedisServer
+) -> None:
+    first, second = two_apps(server_auth_failures=2)
+    wrong = {"Authorization": "Bearer wrong"}
+    assert first.test_client().get("/v1/sources", headers=wrong).status_code == 401
+    assert second.test_client().get("/v1/sources", headers=wrong).status_code == 401
+    # the third attempt from this address is refused even with the right key, at either
+    assert second.test_client().get("/v1/sources", headers=KEY).status_code == 429
+    assert first.test_client().get("/v1/sources", headers=KEY).status_code == 429
+
+
+def test_a_caller_penalised_at_one_service_is_held_at_the_other(
+    two_apps: Callable[..., tuple[Flask, Flask]], redis_server: RedisServer
+) -> None:
+    first, second = two_apps()
+    state_a: ServiceState = first.config[STATE_KEY]
+    state_b: ServiceState = second.config[STATE_KEY]
+    state_a.penalties.punish("key:1")
+    with pytest.raises(RateLimited):
+        state_a.penalties.check("key:1")
+
+    def held_at_b() -> bool:
+        try:
+            state_b.penalties.check("key:1")
+        except RateLimited:
+            return True
+        return False
+
+    assert _until(held_at_b, seconds=5)  # copied within a second
+    refused = second.test_client().get("/sparql", query_string={"query": "ASK {}"}, headers=KEY)
+    assert refused.status_code == 429
+    state_b.penalties.check("key:2")  # nobody else
+
+
+def test_strikes_from_both_services_add_up(
+    two_apps: Callable[..., tuple[Flask, Flask]], redis_server: RedisServer
+) -> None:
+    first, second = two_apps()
+    boxes = [app.config[STATE_KEY].penalties for app in (first, second)]
+    for box in (*boxes, *boxes):  # four strikes, two at each: past the three allowed
+        box.strike("addr:10.0.0.7")
+    with pytest.raises(RateLimited):
+        boxes[1].check("addr:10.0.0.7")
+    assert boxes[0].gate is not None
+    assert _until(lambda: boxes[0].gate.refused("10.0.0.7"), seconds=5)  # type: ignore[union-attr]
+
+
+# -- outages --------------------------------------------------------------------------------
+def test_without_redis_limited_routes_answer_503_and_recover(
+    two_apps: Callable[..., tuple[Flask, Flask]], redis_server: RedisServer
+) -> None:
+    first, _ = two_apps(server_rate_limit=100)
+    client = first.test_client()
+    answer_id = new_answer_id()
+    assert client.get("/v1/sources", headers=KEY).status_code == 200
+    redis_server.stop()
+    refused = client.get("/v1/sources", headers=KEY)
+    assert refused.status_code == 503
+    assert refused.headers["Retry-After"] == "5"
+    assert "shared state" in refused.get_json()["message"]
+    assert client.get(f"/v1/answers/{answer_id}", headers=KEY).status_code == 503
+    fast = client.get("/sparql", query_string={"query": "ASK {}"}, headers=KEY)  # the fast path
+    assert fast.status_code == 503 and fast.headers["Retry-After"] == "5"
+    assert client.get("/healthz").status_code == 200
+    ready = client.get("/readyz")
+    assert ready.status_code == 503 and not ready.get_json()["checks"]["shared_state"]["ok"]
+    redis_server.start()
+    time.sleep(OUTAGE_SECONDS)
+    assert _until(lambda: client.get("/v1/sources", headers=KEY).status_code == 200)
+    assert client.get(f"/v1/answers/{answer_id}", headers=KEY).status_code == 404
+
+
+def test_local_limits_serve_while_redis_is_away_when_asked(
+    two_apps: Callable[..., tuple[Flask, Flask]], redis_server: RedisServer
+) -> None:
+    first, _ = two_apps(server_rate_limit=2, server_state_outage="local")
+    client = first.test_client()
+    redis_server.stop()
+    statuses = [client.get("/v1/sources", headers=KEY).status_code for _ in range(3)]
+    assert statuses == [200, 200, 429]  # this worker's own count, still a limit
+
+
+def test_a_chat_answer_goes_out_unkept_while_redis_is_away(
+    two_apps: Callable[..., tuple[Flask, Flask]], redis_server: RedisServer
+) -> None:
+    first, second = two_apps(server_state_outage="local")  # the auth-failure count too
+    question = {
+        "model": "kgmw-rok",
+        "messages": [{"role": "user", "content": "Who directed Titanic?"}],
+    }
+
+    def ask() -> str:
+        reply = first.test_client().post("/v1/chat/completions", json=question, headers=KEY)
+        assert reply.status_code == 200, reply.get_json()
+        content: str = reply.get_json()["choices"][0]["message"]["content"]
+        return content
+
+    kept = ask()
+    assert "/v1/answers/" in kept
+    answer_id = kept.split("/v1/answers/", 1)[1].split()[0].strip(").")
+    assert second.test_client().get(f"/v1/answers/{answer_id}", headers=KEY).status_code == 200
+    redis_server.stop()
+    assert "/v1/answers/" not in ask()
+
+
+# -- connecting -------------------------------------------------------------------------------
+def test_a_password_and_tls_are_used_and_read_from_the_environment(tmp_path: Path) -> None:
+    server = RedisServer(tmp_path, password="s3cret", tls=True)
+    server.start()
+    try:
+        url = server.url.replace(":s3cret@", ":" + "{pw}" + "@")
+        env = {"KGMW_TEST_REDIS": url.format(pw="s3cret")}
+        configured = settings(server_state_url="env:KGMW_TEST_REDIS")
+        found = SharedRedis.from_settings(configured, env)
+        assert found is not None and found.url.startswith("rediss://")
+        found.ping()
+        assert "s3cret" not in found.where
+        wrong = SharedRedis(url.format(pw="wrong"), prefix="t:", timeout=0.5)
+        with pytest.raises(StateUnavailable) as refused:
+            wrong.ping()
+        assert "wrong" not in str(refused.value)
+    finally:
+        server.stop()
+
+
+def test_a_url_that_is_not_redis_is_a_clear_error() -> None:
+    with pytest.raises(ConfigError, match="redis:// or rediss://"):
+        SharedRedis("http://cache:6379", prefix="t:", timeout=0.5)
+    with pytest.raises(ConfigError, match="KGMW_NOT_SET"):
+        SharedRedis.from_settings(settings(server_state_url="env:KGMW_NOT_SET"), {})

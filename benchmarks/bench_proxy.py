@@ -1,13 +1,16 @@
 """The /sparql proxy's cost beside Oxigraph's own server, over the same store.
 
     ../.venv/bin/python bench_proxy.py --store STORE_DIR [--requests 400] [--executors 2]
+        [--rate-limit N] [--shared]
 
 Both servers run in their own processes on loopback over the same on-disk store (the
 proxy: `kgmw serve` with its query executors; Oxigraph: `oxigraph serve-read-only` on
 the store's current generation). One client sends 1-hop SELECTs (JSON results, LIMIT
 100), one connection per request, alternating between the servers. "new" texts name a
 different entity each time, so no cache of either side has seen them; "repeated"
-sends one text again and again.
+sends one text again and again. ``--rate-limit N`` turns the per-caller limit on (every
+request counted); ``--shared`` keeps it in a ``redis-server`` of this run
+(``server_state_url``).
 """
 
 from __future__ import annotations
@@ -64,6 +67,8 @@ def main() -> None:
     parser.add_argument(
         "--workers", type=int, default=1, help="1: the development server; more: gunicorn"
     )
+    parser.add_argument("--rate-limit", type=int, default=0, help="server_rate_limit (0: off)")
+    parser.add_argument("--shared", action="store_true", help="limits in Redis (server_state_url)")
     args = parser.parse_args()
     store = LocalStore(args.store, read_only=True)
     entities = [
@@ -74,12 +79,18 @@ def main() -> None:
     store.close()
 
     proxy_port, raw_port = free_port(), free_port()
-    proxy = start_kgmw_serve(
-        args.store,
-        proxy_port,
-        workers=args.workers,
-        env={"KGMW_SPARQL_EXECUTORS": str(args.executors)},
-    )
+    env = {"KGMW_SPARQL_EXECUTORS": str(args.executors)}
+    env["KGMW_SERVER_RATE_LIMIT"] = str(args.rate_limit)
+    redis = None
+    if args.shared:
+        redis_port = free_port()
+        redis = subprocess.Popen(
+            ["redis-server", "--port", str(redis_port), "--save", "", "--dir", "/tmp"],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        env["KGMW_SERVER_STATE_URL"] = f"redis://127.0.0.1:{redis_port}/0"
+    proxy = start_kgmw_serve(args.store, proxy_port, workers=args.workers, env=env)
     oxigraph = Path(sys.executable).parent / "oxigraph"
     raw = subprocess.Popen(
         [
@@ -116,12 +127,16 @@ def main() -> None:
                 "ratio_p50": percentile(proxy_ms, 50) / percentile(raw_ms, 50),
             }
             print(label, {k: round(v, 2) for k, v in rows[label].items()}, flush=True)
-        save("proxy", {"store": args.store, "requests": len(entities), "rows": rows})
+        setup = {"rate_limit": args.rate_limit, "shared": args.shared, "workers": args.workers}
+        save("proxy", {"store": args.store, "requests": len(entities), **setup, "rows": rows})
     finally:
         proxy.terminate()
         raw.terminate()
         proxy.wait(10)
         raw.wait(10)
+        if redis is not None:
+            redis.terminate()
+            redis.wait(10)
 
 
 if __name__ == "__main__":

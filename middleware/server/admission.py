@@ -52,15 +52,17 @@ class Admission:
         address = f"{ADDRESS_CALLER}{remote_addr}"
         caller = None
         if self.keys.enabled:
-            try:
-                self.limits.refuse_if_failed(address)
+            try:  # past its failed authentications: a look in this host's table
+                self.state.penalties.check_failed(address, self.limits.failures_allowed)
             except RateLimited as err:  # later connections are closed before HTTP
                 self.state.gate.refuse(remote_addr or "", err.retry_after)
                 raise
             try:
                 caller = self.keys.caller(authorization)
-            except Unauthorized:
-                self.limits.count_failure(address)
+            except Unauthorized:  # counted (in Redis when shared); the last allowed one
+                refused = self.limits.count_failure(address)  # refuses the address
+                if refused > 0:
+                    self.state.penalties.refuse_failed(address, refused)
                 raise
         admitted = Admitted(caller or address, self.keys.grant(caller))
         self.limits.check(admitted.caller)

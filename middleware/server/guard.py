@@ -20,6 +20,7 @@ from middleware.server.connections.address_gate import AddressGate
 from middleware.server.shared.refusals import SharedRefusals
 
 ADDRESS_CALLER = "addr:"  # the caller id of a request without an API key: addr:IP
+FAILED = "failed:"  # failed:addr:IP, an address refused for its failed authentications
 
 
 def _split(text: str | None) -> list[str]:
@@ -124,10 +125,7 @@ class PenaltyBox:
     def check(self, caller: str) -> None:
         """Raise RateLimited while ``caller`` is in the box (this process's, or the
         gate's that all of gunicorn's workers share)."""
-        with self._lock:
-            wait = self._until.get(caller, 0.0) - self._clock()
-        if self.gate is not None and caller:
-            wait = max(wait, self.gate.caller_left(caller))
+        wait = self._left(caller)
         if wait > 0:
             raise RateLimited(
                 "a recent query from this caller went past a limit or had to be stopped "
@@ -135,6 +133,31 @@ class PenaltyBox:
                 retry_after=math.ceil(wait),
                 hint=f"retry after {math.ceil(wait)} s (sparql_penalty)",
             )
+
+    def check_failed(self, address: str, allowed: int) -> None:
+        """Raise RateLimited while ``address`` (``addr:IP``) is refused for its failed
+        authentications (``refuse_failed``); a look in this host's table only."""
+        wait = self._left(FAILED + address)
+        if wait > 0:
+            raise RateLimited(
+                f"more than {allowed} failed authentications a minute from this caller",
+                retry_after=math.ceil(wait),
+                hint=f"retry after {math.ceil(wait)} s (server_auth_failures)",
+            )
+
+    def refuse_failed(self, address: str, seconds: float) -> None:
+        """Refuse ``address`` for ``seconds`` after its last allowed failed
+        authentication: here, and on every host when shared."""
+        self.hold(FAILED + address, seconds)
+        if self.shared is not None:
+            self.shared.refuse(FAILED + address, seconds)
+
+    def _left(self, caller: str) -> float:
+        with self._lock:
+            wait = self._until.get(caller, 0.0) - self._clock()
+        if self.gate is not None and caller:
+            wait = max(wait, self.gate.caller_left(caller))
+        return wait
 
     def strike(self, caller: str, *, allowed: int = 3) -> None:
         """Count a refusal of ``caller``'s query for its shape; past ``allowed`` of them

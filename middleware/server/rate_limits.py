@@ -74,6 +74,11 @@ class RequestLimits:
         self._failures = _item(auth_failures, "auth-failures")
 
     @property
+    def failures_allowed(self) -> int:
+        """Failed authentications an address may make in a minute (0: no limit)."""
+        return self._failures.amount if self._failures is not None else 0
+
+    @property
     def where(self) -> str:
         """Where the counts are kept, in words."""
         return "in shared Redis" if self.shared is not None else "in this worker's memory"
@@ -90,11 +95,16 @@ class RequestLimits:
         if item is not None and not self._counted(lambda lim: lim.test(item, address)):
             raise self._refusal(item, address, "failed authentications")
 
-    def count_failure(self, address: str) -> None:
-        """One failed authentication of ``address``."""
+    def count_failure(self, address: str) -> float:
+        """One failed authentication of ``address``; the seconds until it may fail
+        again when that was its last allowed one (it is to be refused meanwhile), else 0."""
         item = self._failures
-        if item is not None:
-            self._counted(lambda lim: lim.hit(item, address))
+        if item is None:
+            return 0.0
+        self._counted(lambda lim: lim.hit(item, address))
+        if self._counted(lambda lim: lim.test(item, address)):
+            return 0.0
+        return float(self._refusal(item, address, "failed authentications").retry_after)
 
     def _counted(self, action: Callable[[RateLimiter], T]) -> T:
         """``action`` on the shared counts; on this process's own while Redis is away

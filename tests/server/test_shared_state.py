@@ -150,9 +150,12 @@ def test_failed_authentications_count_on_every_host(
     wrong = {"Authorization": "Bearer wrong"}
     assert first.test_client().get("/v1/sources", headers=wrong).status_code == 401
     assert second.test_client().get("/v1/sources", headers=wrong).status_code == 401
-    # the third attempt from this address is refused even with the right key, at either
+    # the next attempt from this address is refused even with the right key, at either
     assert second.test_client().get("/v1/sources", headers=KEY).status_code == 429
-    assert first.test_client().get("/v1/sources", headers=KEY).status_code == 429
+    assert _until(  # the host that counted the first failure learns within a second
+        lambda: first.test_client().get("/v1/sources", headers=KEY).status_code == 429,
+        seconds=5,
+    )
 
 
 def test_a_caller_penalised_at_one_service_is_held_at_the_other(

@@ -13,6 +13,7 @@ import click
 
 from middleware.cli.support import LLMArgs, llm_options, settings_for
 from middleware.config import Settings
+from middleware.kg.backends.endpoint_auth import ENV_PREFIX
 from middleware.kg.executors.probe import isolation_line
 from middleware.llm.factory import backend_name
 from middleware.server.app import create_app
@@ -20,7 +21,7 @@ from middleware.server.connections.address_gate import AddressGate
 from middleware.server.connections.arrival import Limits
 from middleware.server.connections.tarpit import Tarpit
 from middleware.server.metrics import MULTIPROC_ENV, mark_process_dead, use_multiprocess_dir
-from middleware.support.urls import without_credentials
+from middleware.server.shared.redis_state import SharedRedis, describe
 
 GUNICORN_TIMEOUT = 300  # seconds a worker may stay silent: an answer with a slow LLM
 
@@ -65,6 +66,9 @@ def serve(
         profile=profile,
         **llm.overrides(),
     )
+    shared = SharedRedis.from_settings(settings)  # a bad URL fails here, before any worker
+    if shared is not None:
+        shared.close()
     _announce(settings)
     if _uses_gunicorn(settings):
         _run_gunicorn(settings)
@@ -99,9 +103,11 @@ def state_line(settings: Settings) -> str | None:
     """One line on where limits and kept answers live, when it matters: shared in
     Redis, or per worker under gunicorn without it."""
     if settings.server_state_url:
-        where = without_credentials(settings.server_state_url)
-        if settings.server_state_url.startswith("env:"):
-            where = f"the Redis named by {settings.server_state_url}"
+        where = (
+            f"the Redis named by {settings.server_state_url}"
+            if settings.server_state_url.startswith(ENV_PREFIX)
+            else describe(settings.server_state_url)
+        )
         return (
             f"shared state in {where} (prefix {settings.server_state_prefix!r}): rate "
             "limits, failed authentications, the /sparql penalty box and kept answers; "

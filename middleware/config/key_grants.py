@@ -48,8 +48,10 @@ def parse_grants(raw: Any, where: str) -> tuple[KeyGrant, ...]:
     grants = []
     for name, table in raw.items():
         at = f"{where} [keys.{name}]"
-        if name.isdigit():  # key:1, key:2 ... name the server_api_keys entries
-            raise ConfigError(f"{at}: a key's name may not be a number", hint="name it by its user")
+        if name.isdigit() or ":" in name:  # key:sha256:... names a server_api_keys entry
+            raise ConfigError(
+                f"{at}: a key's name may not be a number or hold ':'", hint="name it by its user"
+            )
         unknown = sorted(set(table) - _KEYS)
         if unknown:
             raise ConfigError(f"{at}: unknown field(s) {', '.join(unknown)}", hint=f"use {_KEYS}")

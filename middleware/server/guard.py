@@ -2,7 +2,7 @@
 
 >>> keys = ApiKeys.parse("k-one, k-two")
 >>> keys.caller("Bearer k-two"), keys.enabled
-('key:2', True)
+('key:sha256:13c9b36b189b70dd', True)
 """
 
 from __future__ import annotations
@@ -35,7 +35,9 @@ class ApiKeys:
         # Digests of equal length, compared in constant time, so timing tells nothing.
         self._digests = [hashlib.sha256(k.encode()).digest() for k in keys]
         self._digests += [grant.digest for grant in grants]
-        self._ids = [f"key:{n}" for n in range(1, len(keys) + 1)]
+        # a key's own digest names it, not its place in the list: hosts sharing limits
+        # and penalties through Redis may list their keys in any order
+        self._ids = [f"key:sha256:{hashlib.sha256(k.encode()).hexdigest()[:16]}" for k in keys]
         self._ids += [f"key:{grant.name}" for grant in grants]
         self._grants = {f"key:{grant.name}": grant for grant in grants}
 
@@ -52,8 +54,8 @@ class ApiKeys:
         return self._grants.get(caller or "")
 
     def caller(self, authorization: str | None) -> str:
-        """A stable caller id (``key:N``, ``key:NAME`` for a ``[keys.NAME]`` key) for a
-        valid header; Unauthorized otherwise."""
+        """A stable caller id (``key:sha256:`` and 16 hex digits of the key's SHA-256,
+        ``key:NAME`` for a ``[keys.NAME]`` key) for a valid header; Unauthorized otherwise."""
         scheme, _, token = (authorization or "").strip().partition(" ")
         if scheme.lower() != "bearer" or not token.strip():
             raise Unauthorized(

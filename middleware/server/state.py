@@ -53,7 +53,7 @@ class ServiceState(Workspace):
         if self.shared is not None:
             self.penalties.share(SharedRefusals(self.shared, self.penalties.hold))
         self._answers: AnswerStore | SharedAnswerStore | None = None
-        self._digests: dict[tuple[str, int, int], str] = {}  # path, mtime, size: sha256
+        self._digests: dict[tuple[str, int, int, int, int], str] = {}  # file stat: sha256
 
     # -- kept answers --------------------------------------------------------------------
     @property
@@ -110,13 +110,19 @@ class ServiceState(Workspace):
             stat = path.stat()
         except OSError:
             return None
-        key = (str(path), stat.st_mtime_ns, stat.st_size)
-        if key not in self._digests:
-            if len(self._digests) > 64:  # files rewritten many times: forget the old
-                self._digests.clear()
+        # the change time too: a copy that keeps the modification time and size
+        # (cp -p, rsync -t) still changes it
+        key = (str(path), stat.st_ino, stat.st_mtime_ns, stat.st_ctime_ns, stat.st_size)
+        with self._lock:
+            known = self._digests.get(key)
+        if known is None:
             with path.open("rb") as file:
-                self._digests[key] = hashlib.file_digest(file, "sha256").hexdigest()
-        return self._digests[key]
+                known = hashlib.file_digest(file, "sha256").hexdigest()
+            with self._lock:
+                if len(self._digests) > 64:  # files rewritten many times: forget the old
+                    self._digests.clear()
+                self._digests[key] = known
+        return known
 
     def close(self) -> None:
         """The workspace's sources and executors, and the shared state's connections."""

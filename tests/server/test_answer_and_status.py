@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -143,6 +144,10 @@ def test_sources_name_the_path_memory_and_its_checksum(
     memory.write_text('{"entries": []}')
     assert reported()["sha256"] == hashlib.sha256(memory.read_bytes()).hexdigest()
     memory.write_text('{"entries": [], "again": 1}')  # rewritten: the digest follows
+    assert reported()["sha256"] == hashlib.sha256(memory.read_bytes()).hexdigest()
+    kept = memory.stat()
+    memory.write_text('{"entries": [], "again": 2}')  # same size, old modification time
+    os.utime(memory, ns=(kept.st_atime_ns, kept.st_mtime_ns))
     assert reported()["sha256"] == hashlib.sha256(memory.read_bytes()).hexdigest()
 
 

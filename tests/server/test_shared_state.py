@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+import redis
 from flask import Flask
 
 from middleware.errors import ConfigError, RateLimited, StateUnavailable
@@ -17,6 +18,7 @@ from middleware.llm.scripted import ScriptedLLM
 from middleware.server import create_app
 from middleware.server.answering.answer_store import new_answer_id
 from middleware.server.context import STATE_KEY
+from middleware.server.guard import ApiKeys
 from middleware.server.shared.kept_answers import SharedAnswerStore
 from middleware.server.shared.redis_state import OUTAGE_SECONDS, SharedRedis
 from middleware.server.state import ServiceState
@@ -87,7 +89,7 @@ def test_a_lowered_ttl_hides_older_answers_at_once(redis_server: RedisServer) ->
 
 
 def test_the_answers_of_every_host_stay_within_the_cap(redis_server: RedisServer) -> None:
-    body = {"text": "x" * 900}  # about 913 bytes each
+    body = {"text": '"/' * 450}  # characters a JSON text inside JSON would escape twice
     stores = [
         SharedAnswerStore(shared(redis_server.url), ttl=3600, max_bytes=5_000) for _ in range(4)
     ]
@@ -108,16 +110,14 @@ def test_the_answers_of_every_host_stay_within_the_cap(redis_server: RedisServer
         thread.join()
     held = stores[0].ids()
     assert 0 < stores[0].size() <= 5_000
-    assert len(held) == 5  # five of ~913 bytes fit in 5,000
-    assert set(held) <= set(written)
-    assert stores[0].size() == sum(len(_body_bytes(body)) for _ in held)
+    assert set(held) <= set(written) and len(held) >= 3
+    client = redis.Redis.from_url(redis_server.url)
+    stored = sum(  # what Redis holds for them, counted as the store counts
+        len(client.hget(f"test:answers:id:{answer_id}", "body") or b"") + len("o") + 64
+        for answer_id in held
+    )
+    assert stored == stores[0].size()
     assert stores[1].put(new_answer_id(), "o", {"text": "y" * 6_000}) is False  # alone too big
-
-
-def _body_bytes(body: dict[str, str]) -> bytes:
-    import json
-
-    return json.dumps(body, ensure_ascii=False).encode()
 
 
 def test_one_redis_serves_two_deployments_apart(redis_server: RedisServer) -> None:
@@ -164,13 +164,14 @@ def test_a_caller_penalised_at_one_service_is_held_at_the_other(
     first, second = two_apps()
     state_a: ServiceState = first.config[STATE_KEY]
     state_b: ServiceState = second.config[STATE_KEY]
-    state_a.penalties.punish("key:1")
+    caller = ApiKeys.parse("shared-key").caller(KEY["Authorization"])
+    state_a.penalties.punish(caller)
     with pytest.raises(RateLimited):
-        state_a.penalties.check("key:1")
+        state_a.penalties.check(caller)
 
     def held_at_b() -> bool:
         try:
-            state_b.penalties.check("key:1")
+            state_b.penalties.check(caller)
         except RateLimited:
             return True
         return False
@@ -178,7 +179,7 @@ def test_a_caller_penalised_at_one_service_is_held_at_the_other(
     assert _until(held_at_b, seconds=5)  # copied within a second
     refused = second.test_client().get("/sparql", query_string={"query": "ASK {}"}, headers=KEY)
     assert refused.status_code == 429
-    state_b.penalties.check("key:2")  # nobody else
+    state_b.penalties.check("key:sha256:0000000000000000")  # nobody else
 
 
 def test_strikes_from_both_services_add_up(
@@ -277,3 +278,76 @@ def test_a_url_that_is_not_redis_is_a_clear_error() -> None:
         SharedRedis("http://cache:6379", prefix="t:", timeout=0.5)
     with pytest.raises(ConfigError, match="KGMW_NOT_SET"):
         SharedRedis.from_settings(settings(server_state_url="env:KGMW_NOT_SET"), {})
+
+
+def test_no_client_and_no_log_line_sees_the_password_or_where_redis_is(
+    sample_graph: LocalStore, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    server = RedisServer(tmp_path, password="hunter2secret")
+    server.start()
+    url = server.url.replace(":hunter2secret@", "") + "?password=hunter2secret"
+    app = create_app(
+        settings(server_state_url=url, server_api_keys="k", server_rate_limit=10),
+        llm=ScriptedLLM(default="x"),
+        graphs={"sample": sample_graph},
+    )
+    try:
+        client = app.test_client()
+        assert client.get("/v1/sources", headers={"Authorization": "Bearer k"}).status_code == 200
+        server.stop()
+        shown = [
+            client.get("/v1/sources", headers={"Authorization": "Bearer wrong"}).get_data(True),
+            client.get("/readyz").get_data(True),
+        ]
+        for text in shown:
+            assert "hunter2secret" not in text and str(server.port) not in text, text
+        logged = caplog.text
+        assert "hunter2secret" not in logged and f"127.0.0.1:{server.port}/0" in logged
+    finally:
+        app.config[STATE_KEY].close()
+        server.stop()
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "redis://:Xy7/Qk+Zp9@127.0.0.1:6390/0",  # an unencoded / in the password
+        "redis://:Xy7Qk@h:notaport/0",
+        "redis://:Xy7Qk@h:1/0?socket_timeout=abc",
+        "redis://:Xy7Qk@h/abc",
+        "redis://",
+    ],
+)
+def test_a_url_redis_cannot_read_is_refused_naming_no_part_of_it(url: str) -> None:
+    with pytest.raises(ConfigError) as refused:
+        SharedRedis(url, prefix="t:", timeout=0.5)
+    assert "Xy7" not in str(refused.value) and refused.value.__cause__ is None
+
+
+def test_an_outage_is_logged_once_and_its_end_once(
+    redis_server: RedisServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    client = shared(redis_server.url)
+    client.call(client.client.ping, what="a test")
+    redis_server.stop()
+    deadline = time.monotonic() + 3 * OUTAGE_SECONDS
+    while time.monotonic() < deadline:  # past the fast-fail second, more than once
+        with pytest.raises(StateUnavailable):
+            client.call(client.client.ping, what="a test")
+        time.sleep(0.05)
+    redis_server.start()
+    assert _until(lambda: _answers(client))
+    lines = [r.getMessage() for r in caplog.records if "shared state" in r.getMessage()]
+    assert [line.split(" (")[0].split(" reachable")[0] for line in lines] == [
+        f"kgmw: shared state {client.where} unreachable",
+        f"kgmw: shared state {client.where}",
+    ]
+    assert lines[1].endswith("reachable again")
+
+
+def _answers(client: SharedRedis) -> bool:
+    try:
+        client.call(client.client.ping, what="a test")
+    except StateUnavailable:
+        return False
+    return True

@@ -9,7 +9,8 @@ live in force, so lowering ``answers_ttl`` takes effect at once. Every body also
 carries a Redis expiry, so Redis frees it even if no later write sweeps.
 
 Keys (under the prefix): ``answers:index`` (id by creation time), ``answers:sizes``
-(bytes by id), ``answers:bytes`` (their total) and ``answers:id:ID`` (the body). One
+(bytes by id: the body and owner as stored, and 64 for the rest), ``answers:bytes``
+(their total) and ``answers:id:ID`` (a hash: owner, created, body). One
 Redis, not a Redis Cluster: the script touches keys it cannot declare in advance.
 """
 
@@ -38,8 +39,9 @@ for _, id in ipairs(redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now - ttl)) do
   drop(id)
 end
 if redis.call('ZSCORE', KEYS[1], ARGV[1]) then drop(ARGV[1]) end
-local body = cjson.encode({owner = ARGV[2], created = now, body = ARGV[5]})
-redis.call('SET', ARGV[7] .. ARGV[1], body, 'PX', math.ceil(ttl * 1000))
+local held = ARGV[7] .. ARGV[1]
+redis.call('HSET', held, 'owner', ARGV[2], 'created', tostring(now), 'body', ARGV[5])
+redis.call('PEXPIRE', held, math.ceil(ttl * 1000))
 redis.call('ZADD', KEYS[1], now, ARGV[1])
 redis.call('HSET', KEYS[2], ARGV[1], size)
 local total = redis.call('INCRBY', KEYS[3], size)
@@ -52,15 +54,16 @@ end
 return total
 """
 
-# KEYS: the body. ARGV: ttl. The stored record while younger than ttl, else nil.
+# KEYS: the answer. ARGV: ttl. Its owner and body while younger than ttl, else nil.
 _GET = """
-local found = redis.call('GET', KEYS[1])
-if not found then return nil end
+local found = redis.call('HMGET', KEYS[1], 'owner', 'created', 'body')
+if not found[3] then return nil end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) + tonumber(t[2]) / 1000000
-if cjson.decode(found).created <= now - tonumber(ARGV[1]) then return nil end
-return found
+if tonumber(found[2]) <= now - tonumber(ARGV[1]) then return nil end
+return {found[1], found[3]}
 """
+RECORD_BYTES = 64  # an answer's own fields and names beside its body and owner
 
 
 class SharedAnswerStore:
@@ -79,7 +82,7 @@ class SharedAnswerStore:
         """Keep ``body``; False when it alone is larger than the cap (then not kept).
         StateUnavailable when Redis cannot be reached."""
         text = json.dumps(body, ensure_ascii=False)
-        size = len(text.encode("utf-8"))
+        size = len(text.encode("utf-8")) + len(owner.encode("utf-8")) + RECORD_BYTES
         if size > self.max_bytes:
             return False
         args: list[str | float] = [
@@ -104,10 +107,10 @@ class SharedAnswerStore:
         raw = self.shared.call(lambda: self._get(keys=[key], args=[self.ttl]), what="kept answers")
         if raw is None:
             return None
-        record = json.loads(raw)
-        if not secrets.compare_digest(str(record["owner"]), owner):
+        held_by, text = raw
+        if not secrets.compare_digest(bytes(held_by), owner.encode("utf-8")):
             return None
-        found: dict[str, Any] = json.loads(record["body"])
+        found: dict[str, Any] = json.loads(text)
         return found
 
     def ids(self) -> list[str]:

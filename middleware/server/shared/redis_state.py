@@ -4,9 +4,10 @@ Each call goes through ``SharedRedis.call``: a Redis that cannot be reached beco
 ``StateUnavailable`` (503 with ``Retry-After``), and for the next second every call
 fails at once instead of waiting out another timeout, so a flood during an outage
 costs no more than a flood of 503s. The first call after that second tries again: the
-service recovers by itself when Redis is back.
+service recovers by itself when Redis is back. What a client sees (the 503, ``/readyz``)
+never names the Redis; the log does, once per outage, without its password.
 
->>> shared = SharedRedis("redis://127.0.0.1:1/0", prefix="demo:", timeout=0.1)
+>>> shared = SharedRedis("redis://:pw@127.0.0.1:1/0?password=pw", prefix="demo:", timeout=0.1)
 >>> shared.key("answers", "x"), shared.where
 ('demo:answers:x', 'redis://127.0.0.1:1/0')
 """
@@ -18,12 +19,11 @@ import os
 import threading
 import time
 from collections.abc import Callable, Mapping
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from middleware.config import Settings
 from middleware.errors import ConfigError, StateUnavailable
 from middleware.kg.backends.endpoint_auth import secret
-from middleware.support.urls import without_credentials
 
 T = TypeVar("T")
 OUTAGE_SECONDS = 1.0  # after a failed call, calls fail at once for this long
@@ -37,19 +37,15 @@ class SharedRedis:
     def __init__(self, url: str, *, prefix: str, timeout: float) -> None:
         import redis  # the 'redis' extra: loaded only when the setting is used
 
-        if not url.startswith(("redis://", "rediss://")):
-            raise ConfigError(
-                f"server_state_url must be a redis:// or rediss:// URL, not {without_credentials(url)!r}",
-                hint="e.g. redis://:env-password@redis.internal:6379/0, or rediss:// for TLS",
-            )
+        self.where = describe(url)  # raises ConfigError for a URL redis-py cannot read
         self.url = url
         self.prefix = prefix
         self.timeout = timeout
-        self.where = without_credentials(url)
         self.options = {"socket_timeout": timeout, "socket_connect_timeout": timeout}
         self.client = redis.Redis.from_url(url, **self.options)
         self.errors: tuple[type[Exception], ...] = (redis.RedisError, OSError)
         self._down_until = 0.0
+        self._logged = False  # this outage's warning is written
         self._lock = threading.Lock()
 
     @classmethod
@@ -84,28 +80,57 @@ class SharedRedis:
     def call(self, action: Callable[[], T], *, what: str) -> T:
         """``action()`` against Redis; StateUnavailable when Redis cannot be reached."""
         if not self.reachable:
-            raise self._unavailable(what, "it did not answer a moment ago")
+            raise self._unavailable(what)
         try:
-            return action()
+            done = action()
         except self.errors as err:
             with self._lock:
-                first = self.reachable
                 self._down_until = time.monotonic() + OUTAGE_SECONDS
-            if first:
+                first, self._logged = not self._logged, True
+            if first:  # once per outage, not once a second
                 log.warning("kgmw: shared state %s unreachable (%s): %s", self.where, what, err)
-            raise self._unavailable(what, f"{type(err).__name__}: {err}") from err
+            raise self._unavailable(what) from err
+        if self._logged:
+            self._logged = False
+            log.warning("kgmw: shared state %s reachable again", self.where)
+        return done
 
     def ping(self) -> None:
         """Raise StateUnavailable unless Redis answers now (tried even during an outage)."""
         self._down_until = 0.0
         self.call(self.client.ping, what="ping")
 
-    def _unavailable(self, what: str, cause: str) -> StateUnavailable:
+    def _unavailable(self, what: str) -> StateUnavailable:
         return StateUnavailable(
-            f"the shared state ({self.where}) cannot be reached for {what}: {cause}",
+            f"the service's shared state cannot be reached for {what}; the server log says why",
             retry_after=RETRY_AFTER,
             hint=f"retry after {RETRY_AFTER} s; the service recovers by itself when Redis is back",
         )
 
     def close(self) -> None:
         self.client.close()
+
+
+def describe(url: str) -> str:
+    """``scheme://host:port/db`` of a Redis URL, nothing else (no user, password or
+    options, wherever the URL put them); ConfigError for a URL redis-py cannot read,
+    naming no part of it."""
+    from redis.connection import parse_url
+
+    scheme = url.partition("://")[0]
+    hint = (
+        "write redis://[:PASSWORD@]HOST:PORT/DB or rediss:// for TLS; a password with "
+        "/ # ? @ or % in it must be percent-encoded (/ as %2F)"
+    )
+    if scheme not in ("redis", "rediss"):
+        raise ConfigError("server_state_url must be a redis:// or rediss:// URL", hint=hint)
+    try:
+        parts: dict[str, Any] = parse_url(url)  # type: ignore[no-untyped-call]
+    except ValueError:  # its message may quote a piece of the password
+        raise ConfigError(
+            "server_state_url is not a Redis URL redis-py can read", hint=hint
+        ) from None
+    path = url.partition("://")[2].partition("?")[0].rpartition("@")[2].partition("/")[2]
+    if not parts.get("host") or (path and not path.isdigit()):
+        raise ConfigError("server_state_url must name a host and a database number", hint=hint)
+    return f"{scheme}://{parts['host']}:{parts.get('port', 6379)}/{parts.get('db', 0)}"

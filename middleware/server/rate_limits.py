@@ -36,6 +36,7 @@ from limits.storage import MemoryStorage
 from limits.strategies import MovingWindowRateLimiter, RateLimiter
 
 from middleware.errors import RateLimited, StateUnavailable
+from middleware.server.shared.leases import Leases
 from middleware.server.shared.redis_state import SharedRedis
 
 T = TypeVar("T")
@@ -71,6 +72,7 @@ class RequestLimits:
         self.outage = outage
         self._local = MovingWindowRateLimiter(MemoryStorage())  # while Redis is away
         self._requests = _item(per_minute, "requests")
+        self._leases = Leases(per_minute) if shared is not None and per_minute > 0 else None
         self._failures = _item(auth_failures, "auth-failures")
 
     @property
@@ -84,9 +86,23 @@ class RequestLimits:
         return "in shared Redis" if self.shared is not None else "in this worker's memory"
 
     def check(self, caller: str) -> None:
-        """Spend one of ``caller``'s requests, or raise RateLimited."""
+        """Spend one of ``caller``'s requests, or raise RateLimited. With shared counts,
+        a busy caller's requests are taken a few at a time (``shared/leases.py``)."""
         item = self._requests
-        if item is not None and not self._counted(lambda lim: lim.hit(item, caller)):
+        if item is None:
+            return
+        leases = self._leases
+        if leases is not None and leases.take(caller):
+            return  # leased a moment ago
+        size = leases.size(caller) if leases is not None else 1
+        if (
+            leases is not None
+            and size > 1
+            and self._counted(lambda lim: lim.hit(item, caller, cost=size))
+        ):
+            leases.hold(caller, size - 1)  # this request is one of them
+            return
+        if not self._counted(lambda lim: lim.hit(item, caller)):
             raise self._refusal(item, caller, "requests")
 
     def refuse_if_failed(self, address: str) -> None:

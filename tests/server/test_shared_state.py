@@ -19,6 +19,7 @@ from middleware.server import create_app
 from middleware.server.answering.answer_store import new_answer_id
 from middleware.server.context import STATE_KEY
 from middleware.server.guard import ApiKeys
+from middleware.server.rate_limits import RequestLimits
 from middleware.server.shared.kept_answers import SharedAnswerStore
 from middleware.server.shared.redis_state import OUTAGE_SECONDS, SharedRedis
 from middleware.server.state import ServiceState
@@ -351,3 +352,42 @@ def _answers(client: SharedRedis) -> bool:
     except StateUnavailable:
         return False
     return True
+
+
+def test_a_busy_callers_requests_are_leased_and_the_shared_limit_still_holds(
+    redis_server: RedisServer,
+) -> None:
+    per_minute = 3_000  # leases of up to 8 (one per 200 of the limit, at most 8)
+    hosts = [
+        RequestLimits(
+            Flask(f"host-{n}"),
+            per_minute=per_minute,
+            auth_failures=0,
+            shared=shared(redis_server.url),
+        )
+        for n in range(2)
+    ]
+    counter = redis.Redis.from_url(redis_server.url)
+
+    def commands() -> int:  # calls from here: the scripts' own commands not counted
+        return int(counter.info("commandstats").get("cmdstat_evalsha", {}).get("calls", 0))
+
+    served, refused = 0, [False, False]
+    before, calls, paid = 0, 0, 0
+    started = tick = time.monotonic()
+    while not all(refused) and time.monotonic() < started + 30:
+        if not before and time.monotonic() > started + 1.1:  # a second seen: leases now
+            before, paid = commands(), served
+        for n, host in enumerate(hosts):
+            try:
+                host.check("key:busy")
+                served += 1
+            except RateLimited:
+                if not any(refused):  # Redis calls per request until the first refusal
+                    calls, paid = commands() - before, served - paid
+                refused[n] = True
+        tick += 0.001  # 1,000 rounds a second: a limit of 3,000 lasts past a second
+        time.sleep(max(0.0, tick - time.monotonic()))
+    assert all(refused)
+    assert per_minute - 2 * 7 <= served <= per_minute + 2 * 7  # at most 7 per host off
+    assert 0 < calls < paid / 3  # most requests were paid for by a lease

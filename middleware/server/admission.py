@@ -15,6 +15,7 @@ from flask import Flask
 from middleware.config import Settings
 from middleware.config.key_grants import KeyGrant
 from middleware.errors import RateLimited, Unauthorized
+from middleware.server.connections.address_gate import client_network
 from middleware.server.guard import ADDRESS_CALLER, ApiKeys
 from middleware.server.rate_limits import RequestLimits
 from middleware.server.state import ServiceState
@@ -49,7 +50,7 @@ class Admission:
     ) -> Admitted:
         """The caller of a request from ``remote_addr`` with header ``authorization``;
         Unauthorized, RateLimited (``sparql``: also while in the penalty box)."""
-        address = f"{ADDRESS_CALLER}{remote_addr}"
+        address = f"{ADDRESS_CALLER}{client_network(remote_addr or '')}"  # IPv6: its /64
         caller = None
         if self.keys.enabled:
             try:  # past its failed authentications: a look in this host's table

@@ -14,9 +14,13 @@ from urllib.parse import urlencode
 import pytest
 
 from middleware.errors import RateLimited
-from middleware.server.connections.address_gate import AddressGate
+from middleware.kg.backends.local import LocalStore
+from middleware.llm.scripted import ScriptedLLM
+from middleware.server import create_app
+from middleware.server.connections.address_gate import AddressGate, client_network
 from middleware.server.connections.tarpit import Tarpit
 from middleware.server.guard import PenaltyBox
+from tests.server.conftest import settings
 from tests.server.test_cli_serve import environment, start  # noqa: F401 (fixture)
 from tests.waiting import PATIENCE, until
 
@@ -194,3 +198,35 @@ def test_this_machines_own_address_is_never_refused_at_the_connection() -> None:
             box.check(f"addr:{own}")
     box.punish("addr:127.0.0.9")
     assert gate.refused("127.0.0.9")  # another address still is
+
+
+def test_an_ipv6_client_is_counted_by_its_64_network() -> None:
+    one, other = "2001:db8:1:2:aaaa::1", "2001:db8:1:2:bbbb:cccc:dddd:9"
+    assert client_network(one) == client_network(other) == "2001:db8:1:2::/64"
+    assert client_network("2001:db8:1:3::1") != client_network(one)
+    assert client_network("10.0.0.1") == "10.0.0.1"
+    assert client_network("::ffff:10.0.0.1") == "10.0.0.1"
+    assert client_network("::1") == "::1"  # this machine stays itself
+    assert client_network("not an address") == "not an address"
+    gate = AddressGate(slots=64)
+    gate.refuse(client_network(one), seconds=30)
+    assert gate.refused(other) and not gate.refused("2001:db8:1:3::1")
+
+
+def test_failed_authentications_rotating_through_one_64_add_up(sample_graph: LocalStore) -> None:
+    app = create_app(
+        settings(server_api_keys="good", server_auth_failures=2),
+        llm=ScriptedLLM(default="x"),
+        graphs={"sample": sample_graph},
+    )
+    client = app.test_client()
+
+    def status(address: str, key: str) -> int:
+        environ = {"REMOTE_ADDR": address}
+        headers = {"Authorization": f"Bearer {key}"}
+        return client.get("/v1/sources", headers=headers, environ_base=environ).status_code
+
+    assert status("2001:db8:1:2::a", "wrong") == 401
+    assert status("2001:db8:1:2::b", "wrong") == 401
+    assert status("2001:db8:1:2::c", "good") == 429  # the same /64: past its allowance
+    assert status("2001:db8:1:3::c", "good") == 200  # the next network is someone else

@@ -42,11 +42,36 @@ def _caller_key(caller: str) -> bytes:
     return b"\xff" + hashlib.blake2b(caller.encode(), digest_size=15).digest()
 
 
-def _packed(address: str) -> bytes | None:
-    """16 bytes for an address: IPv4 mapped into IPv6; IPv6 cut to its /64 network,
-    since one host may hold a whole /64 and rotate through it."""
+def client_network(address: str) -> str:
+    """The client as the service counts it: an IPv4 address as it is, an IPv6 address
+    as its /64 network (one host may hold a whole /64 and rotate through it), this
+    machine's own as it is; text that is no address, unchanged.
+
+    >>> client_network("2001:db8:1:2:aaaa::1"), client_network("::ffff:10.0.0.1")
+    ('2001:db8:1:2::/64', '10.0.0.1')
+    """
     try:
         ip = ipaddress.ip_address(address.split("%", 1)[0])
+    except ValueError:
+        return address
+    if isinstance(ip, ipaddress.IPv4Address) or ip.is_loopback:
+        return str(ip)
+    if ip.ipv4_mapped is not None:
+        return str(ip.ipv4_mapped)
+    return str(ipaddress.IPv6Network((ip, 64), strict=False))
+
+
+def _packed(address: str) -> bytes | None:
+    """16 bytes for an address (or a ``/64`` network of ``client_network``): IPv4
+    mapped into IPv6; IPv6 cut to its /64 network."""
+    try:
+        if "/" in address:
+            network = ipaddress.ip_network(address, strict=False)
+            if not isinstance(network, ipaddress.IPv6Network) or network.prefixlen != 64:
+                return None
+            ip: ipaddress.IPv4Address | ipaddress.IPv6Address = network.network_address
+        else:
+            ip = ipaddress.ip_address(address.split("%", 1)[0])
     except ValueError:
         return None
     if isinstance(ip, ipaddress.IPv4Address):

@@ -20,6 +20,7 @@ from middleware.server.connections.address_gate import AddressGate
 from middleware.server.shared.refusals import SharedRefusals
 
 ADDRESS_CALLER = "addr:"  # the caller id of a request without an API key: addr:IP
+_TABLE_SIZE = 10_000  # callers a table holds before the ended ones are dropped
 FAILED = "failed:"  # failed:addr:IP, an address refused for its failed authentications
 
 
@@ -115,6 +116,7 @@ class PenaltyBox:
         self._clock = clock
         self._until: dict[str, float] = {}
         self._strikes: dict[str, list[float]] = {}
+        self._tidied = float("-inf")
         self._lock = threading.Lock()
         self.shared: SharedRefusals | None = None
 
@@ -154,6 +156,19 @@ class PenaltyBox:
         if self.shared is not None:
             self.shared.refuse(FAILED + address, seconds)
 
+    def _tidy(self, now: float) -> None:
+        """Past 10,000 callers in a table, drop the ended ones: at most once a second,
+        so a flood of new callers costs one pass a second, not one per caller (the
+        lock is held)."""
+        full = len(self._until) > _TABLE_SIZE or len(self._strikes) > _TABLE_SIZE
+        if full and now - self._tidied >= 1.0:
+            self._tidied = now
+            self._prune(now)
+
+    def _prune(self, now: float) -> None:
+        self._until = {c: t for c, t in self._until.items() if t > now}
+        self._strikes = {c: ts for c, ts in self._strikes.items() if now - ts[-1] < self.seconds}
+
     def _left(self, caller: str) -> float:
         with self._lock:
             wait = self._until.get(caller, 0.0) - self._clock()
@@ -177,10 +192,7 @@ class PenaltyBox:
             recent = [t for t in self._strikes.get(caller, []) if now - t < self.seconds]
             recent.append(now)
             self._strikes[caller] = recent
-            if len(self._strikes) > 10_000:
-                self._strikes = {
-                    c: ts for c, ts in self._strikes.items() if now - ts[-1] < self.seconds
-                }
+            self._tidy(now)
         return len(recent)
 
     def punish(self, caller: str) -> None:
@@ -196,8 +208,7 @@ class PenaltyBox:
         with self._lock:
             now = self._clock()
             self._until[caller] = max(self._until.get(caller, 0.0), now + seconds)
-            if len(self._until) > 10_000:
-                self._until = {c: t for c, t in self._until.items() if t > now}
+            self._tidy(now)
         if self.gate is not None:
             self.gate.refuse_caller(caller, seconds)
             if caller.startswith(ADDRESS_CALLER):  # also before its requests are read

@@ -94,14 +94,15 @@ class RequestLimits:
         leases = self._leases
         if leases is not None and leases.take(caller):
             return  # leased a moment ago
-        size = leases.size(caller) if leases is not None else 1
-        if (
-            leases is not None
-            and size > 1
-            and self._counted(lambda lim: lim.hit(item, caller, cost=size))
-        ):
-            leases.hold(caller, size - 1)  # this request is one of them
-            return
+        size = leases.claim(caller) if leases is not None else 1
+        if leases is not None and size > 1:
+            leased = False
+            try:
+                leased = self._counted(lambda lim: lim.hit(item, caller, cost=size))
+            finally:
+                leases.settle(caller, size - 1 if leased else 0)  # this request is one
+            if leased:
+                return
         if not self._counted(lambda lim: lim.hit(item, caller)):
             raise self._refusal(item, caller, "requests")
 

@@ -17,12 +17,15 @@ from middleware.kg.backends.local import LocalStore
 from middleware.llm.scripted import ScriptedLLM
 from middleware.server import create_app
 from middleware.server.answering.answer_store import new_answer_id
+from middleware.server.connections.address_gate import AddressGate
 from middleware.server.context import STATE_KEY
-from middleware.server.guard import ApiKeys
+from middleware.server.guard import ApiKeys, PenaltyBox
 from middleware.server.rate_limits import RequestLimits
 from middleware.server.shared.kept_answers import SharedAnswerStore
 from middleware.server.shared.redis_state import OUTAGE_SECONDS, SharedRedis
+from middleware.server.shared.refusals import SharedRefusals
 from middleware.server.state import ServiceState
+from tests.conftest import free_port
 from tests.redis_server import RedisServer
 from tests.server.conftest import settings
 from tests.waiting import PATIENCE
@@ -317,12 +320,17 @@ def test_no_client_and_no_log_line_sees_the_password_or_where_redis_is(
         "redis://:Xy7Qk@h:1/0?socket_timeout=abc",
         "redis://:Xy7Qk@h/abc",
         "redis://",
+        "redis://admin:2024#Xy7Qk@redis.internal:6380/0",  # the host would be 'admin'
+        "redis://admin:8812?Xy7Qk@redis.internal:6380/0",
+        "redis://127.0.0.1:6390/0?password=Xy7Qk&foo=bar",  # no such option
+        "rediss://:Xy7Qk@127.0.0.1:6390/0?ssl_cert_reqs=bogus",
     ],
 )
 def test_a_url_redis_cannot_read_is_refused_naming_no_part_of_it(url: str) -> None:
     with pytest.raises(ConfigError) as refused:
         SharedRedis(url, prefix="t:", timeout=0.5)
-    assert "Xy7" not in str(refused.value) and refused.value.__cause__ is None
+    assert "Xy7" not in str(refused.value) and "admin" not in str(refused.value)
+    assert refused.value.__cause__ is None
 
 
 def test_an_outage_is_logged_once_and_its_end_once(
@@ -391,3 +399,81 @@ def test_a_busy_callers_requests_are_leased_and_the_shared_limit_still_holds(
     assert all(refused)
     assert per_minute - 2 * 7 <= served <= per_minute + 2 * 7  # at most 7 per host off
     assert 0 < calls < paid / 3  # most requests were paid for by a lease
+
+
+def test_threads_of_one_process_share_a_lease_instead_of_throwing_it_away(
+    redis_server: RedisServer,
+) -> None:
+    per_minute, threads = 1_600, 4  # leases of up to 8
+    hosts = [
+        RequestLimits(
+            Flask(f"host-{n}"),
+            per_minute=per_minute,
+            auth_failures=0,
+            shared=shared(redis_server.url),
+        )
+        for n in range(2)
+    ]
+    served = [0]
+    lock = threading.Lock()
+    stop = threading.Event()
+
+    def client(host: RequestLimits) -> None:
+        while not stop.is_set():
+            try:
+                host.check("key:busy")
+            except RateLimited:
+                stop.set()  # the first refusal anywhere: the limit is used up
+                return
+            with lock:
+                served[0] += 1
+            time.sleep(0.002)
+
+    running = [
+        threading.Thread(target=client, args=(host,)) for host in hosts for _ in range(threads)
+    ]
+    for thread in running:
+        thread.start()
+    for thread in running:
+        thread.join(timeout=60)
+    # nothing leased is thrown away: the first refusal comes when the limit is used up,
+    # less what each host still holds (at most 7)
+    assert per_minute - 2 * 7 <= served[0] <= per_minute + 2 * 7 + 2 * threads
+
+
+def test_copying_many_refusals_applies_only_what_changed(redis_server: RedisServer) -> None:
+    """Past 10,000 refused callers, a copy once rebuilt the local table per caller,
+    every half second: seconds of CPU in every worker."""
+    box = PenaltyBox(600, gate=AddressGate(slots=64))
+    refusals = SharedRefusals(shared(redis_server.url), box.hold)
+    pipe = redis.Redis.from_url(redis_server.url).pipeline()
+    for n in range(15_000):
+        pipe.zadd("test:refused", {f"key:many-{n}": time.time() + 600})
+    pipe.execute()
+    assert refusals.copy_once() == 15_000  # applied: all new
+    assert refusals.copy_once() == 0  # the same refusals again: nothing to apply
+    with pytest.raises(RateLimited):
+        box.check("key:many-14999")
+
+
+def test_a_full_penalty_table_is_pruned_at_most_once_a_second(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    now = [100.0]
+    box = PenaltyBox(600, clock=lambda: now[0])
+    prunes = []
+    monkeypatch.setattr(box, "_prune", lambda at: prunes.append(at))
+    for n in range(15_000):
+        box.hold(f"key:many-{n}", 600)
+        box.strike(f"key:many-{n}")
+    assert len(prunes) <= 2  # one for each table, not one per caller past 10,000
+
+
+def test_a_readiness_probe_does_not_reopen_the_fast_fail_second() -> None:
+    away = shared(f"redis://127.0.0.1:{free_port()}/0")
+    with pytest.raises(StateUnavailable):
+        away.call(away.client.ping, what="a test")
+    assert not away.reachable
+    with pytest.raises(StateUnavailable):
+        away.ping()
+    assert not away.reachable  # every request still fails at once, no timeout waited

@@ -43,6 +43,13 @@ class SharedRedis:
         self.timeout = timeout
         self.options = {"socket_timeout": timeout, "socket_connect_timeout": timeout}
         self.client = redis.Redis.from_url(url, **self.options)
+        try:  # every option checked now (no connection is made), not in a worker later
+            self.client.connection_pool.make_connection().disconnect()  # type: ignore[no-untyped-call]
+        except (TypeError, ValueError, redis.RedisError):
+            raise ConfigError(
+                "server_state_url has an option redis-py does not take",
+                hint="keep to redis-py's URL options, e.g. ?ssl_ca_certs=/path/ca.pem",
+            ) from None
         self.errors: tuple[type[Exception], ...] = (redis.RedisError, OSError)
         self._down_until = 0.0
         self._logged = False  # this outage's warning is written
@@ -96,8 +103,9 @@ class SharedRedis:
         return done
 
     def ping(self) -> None:
-        """Raise StateUnavailable unless Redis answers now (tried even during an outage)."""
-        self._down_until = 0.0
+        """Raise StateUnavailable unless Redis answers (within the second after a failed
+        call it is not tried: a balancer polling /readyz must not let every request
+        wait out a timeout again)."""
         self.call(self.client.ping, what="ping")
 
     def _unavailable(self, what: str) -> StateUnavailable:
@@ -124,6 +132,8 @@ def describe(url: str) -> str:
     )
     if scheme not in ("redis", "rediss"):
         raise ConfigError("server_state_url must be a redis:// or rediss:// URL", hint=hint)
+    if "#" in url or "@" in url.partition("?")[2]:  # a password's # or ? cuts the host short
+        raise ConfigError("server_state_url is not a Redis URL redis-py can read", hint=hint)
     try:
         parts: dict[str, Any] = parse_url(url)  # type: ignore[no-untyped-call]
     except ValueError:  # its message may quote a piece of the password

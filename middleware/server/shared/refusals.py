@@ -14,12 +14,14 @@ import logging
 import os
 import secrets
 import threading
+import time
 from collections.abc import Callable
 
 from middleware.errors import StateUnavailable
 from middleware.server.shared.redis_state import SharedRedis
 
 SYNC_SECONDS = 0.5  # how often a process copies Redis's refusals into its table
+COPY_SLACK = 0.5  # a refusal ending no more than this later than copied is not copied again
 log = logging.getLogger("middleware.server")
 
 # KEYS[1]: the refusals (caller -> until); ARGV: caller, seconds. A longer refusal stays.
@@ -78,6 +80,7 @@ class SharedRefusals:
         self._refuse = shared.client.register_script(_REFUSE)
         self._held = shared.client.register_script(_HELD)
         self._strike = shared.client.register_script(_STRIKE)
+        self._copied: dict[str, float] = {}  # caller: when its copied refusal ends (monotonic)
         self._stop = threading.Event()
         self._pid = 0
         self._lock = threading.Lock()
@@ -107,11 +110,19 @@ class SharedRefusals:
         return int(found)
 
     def copy_once(self) -> int:
-        """Copy every refusal held in Redis into the local table; how many there were."""
+        """Copy the refusals held in Redis into the local table; how many were new or
+        longer than this process last copied (the others are not applied again)."""
         rows = self.shared.call(lambda: self._held(keys=[self._key]), what="the penalty box")
-        for caller, left in zip(rows[::2], rows[1::2], strict=True):
-            self.apply(_text(caller), float(_text(left)))
-        return len(rows) // 2
+        now = time.monotonic()
+        applied, seen = 0, {}
+        for name, text in zip(rows[::2], rows[1::2], strict=True):
+            caller, ends = _text(name), now + float(_text(text))
+            seen[caller] = max(ends, self._copied.get(caller, 0.0))
+            if ends > self._copied.get(caller, 0.0) + COPY_SLACK:
+                self.apply(caller, ends - now)
+                applied += 1
+        self._copied = seen  # refusals that ended in Redis are forgotten here too
+        return applied
 
     def start(self) -> None:
         """The copying thread of this process (again after a fork: threads do not cross it)."""

@@ -28,7 +28,7 @@ from middleware.server.state import ServiceState
 from tests.conftest import free_port
 from tests.redis_server import RedisServer
 from tests.server.conftest import settings
-from tests.waiting import PATIENCE
+from tests.waiting import until
 
 KEY = {"Authorization": "Bearer shared-key"}
 
@@ -59,15 +59,6 @@ def two_apps(
     yield start
     for app in made:
         app.config[STATE_KEY].close()
-
-
-def _until(check: Callable[[], bool], seconds: float = PATIENCE) -> bool:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if check():
-            return True
-        time.sleep(0.05)
-    return False
 
 
 # -- kept answers ------------------------------------------------------------------------
@@ -156,7 +147,7 @@ def test_failed_authentications_count_on_every_host(
     assert second.test_client().get("/v1/sources", headers=wrong).status_code == 401
     # the next attempt from this address is refused even with the right key, at either
     assert second.test_client().get("/v1/sources", headers=KEY).status_code == 429
-    assert _until(  # the host that counted the first failure learns within a second
+    assert until(  # the host that counted the first failure learns within a second
         lambda: first.test_client().get("/v1/sources", headers=KEY).status_code == 429,
         seconds=5,
     )
@@ -180,7 +171,7 @@ def test_a_caller_penalised_at_one_service_is_held_at_the_other(
             return True
         return False
 
-    assert _until(held_at_b, seconds=5)  # copied within a second
+    assert until(held_at_b)  # copied within a second
     refused = second.test_client().get("/sparql", query_string={"query": "ASK {}"}, headers=KEY)
     assert refused.status_code == 429
     state_b.penalties.check("key:sha256:0000000000000000")  # nobody else
@@ -196,7 +187,17 @@ def test_strikes_from_both_services_add_up(
     with pytest.raises(RateLimited):
         boxes[1].check("addr:10.0.0.7")
     assert boxes[0].gate is not None
-    assert _until(lambda: boxes[0].gate.refused("10.0.0.7"), seconds=5)  # type: ignore[union-attr]
+    assert until(lambda: boxes[0].gate.refused("10.0.0.7"))  # type: ignore[union-attr]
+
+
+def two_limiters(url: str, per_minute: int) -> list[RequestLimits]:
+    """The rate limits of two hosts sharing the Redis at ``url``."""
+    return [
+        RequestLimits(
+            Flask(f"host-{n}"), per_minute=per_minute, auth_failures=0, shared=shared(url)
+        )
+        for n in range(2)
+    ]
 
 
 # -- outages --------------------------------------------------------------------------------
@@ -220,7 +221,7 @@ def test_without_redis_limited_routes_answer_503_and_recover(
     assert ready.status_code == 503 and not ready.get_json()["checks"]["shared_state"]["ok"]
     redis_server.start()
     time.sleep(OUTAGE_SECONDS)
-    assert _until(lambda: client.get("/v1/sources", headers=KEY).status_code == 200)
+    assert until(lambda: client.get("/v1/sources", headers=KEY).status_code == 200)
     assert client.get(f"/v1/answers/{answer_id}", headers=KEY).status_code == 404
 
 
@@ -345,7 +346,7 @@ def test_an_outage_is_logged_once_and_its_end_once(
             client.call(client.client.ping, what="a test")
         time.sleep(0.05)
     redis_server.start()
-    assert _until(lambda: _answers(client))
+    assert until(lambda: _answers(client))
     lines = [r.getMessage() for r in caplog.records if "shared state" in r.getMessage()]
     assert [line.split(" (")[0].split(" reachable")[0] for line in lines] == [
         f"kgmw: shared state {client.where} unreachable",
@@ -366,15 +367,7 @@ def test_a_busy_callers_requests_are_leased_and_the_shared_limit_still_holds(
     redis_server: RedisServer,
 ) -> None:
     per_minute = 3_000  # leases of up to 8 (one per 200 of the limit, at most 8)
-    hosts = [
-        RequestLimits(
-            Flask(f"host-{n}"),
-            per_minute=per_minute,
-            auth_failures=0,
-            shared=shared(redis_server.url),
-        )
-        for n in range(2)
-    ]
+    hosts = two_limiters(redis_server.url, per_minute)
     counter = redis.Redis.from_url(redis_server.url)
 
     def commands() -> int:  # calls from here: the scripts' own commands not counted
@@ -405,15 +398,7 @@ def test_threads_of_one_process_share_a_lease_instead_of_throwing_it_away(
     redis_server: RedisServer,
 ) -> None:
     per_minute, threads = 1_600, 4  # leases of up to 8
-    hosts = [
-        RequestLimits(
-            Flask(f"host-{n}"),
-            per_minute=per_minute,
-            auth_failures=0,
-            shared=shared(redis_server.url),
-        )
-        for n in range(2)
-    ]
+    hosts = two_limiters(redis_server.url, per_minute)
     served = [0]
     lock = threading.Lock()
     stop = threading.Event()

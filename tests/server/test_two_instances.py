@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import os
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import ExitStack
 from pathlib import Path
 
@@ -16,7 +15,7 @@ from tests.kg.test_sparql_guard import CRASHERS
 from tests.openai_stub import OpenAIStub
 from tests.redis_server import RedisServer
 from tests.server.test_cli_serve import start
-from tests.waiting import PATIENCE
+from tests.waiting import PATIENCE, until
 
 KEYS = {name: {"Authorization": f"Bearer {name}"} for name in ("key-a", "key-b", "key-c")}
 PER_MINUTE = 6
@@ -49,15 +48,6 @@ def instances(redis_server: RedisServer, tmp_path: Path) -> Iterator[tuple[str, 
 
 def _get(url: str, key: str, path: str = "/v1/sources", **params: str) -> httpx.Response:
     return httpx.get(url + path, headers=KEYS[key], params=params, timeout=PATIENCE)
-
-
-def _until(check: Callable[[], bool]) -> bool:
-    deadline = time.monotonic() + PATIENCE
-    while time.monotonic() < deadline:
-        if check():
-            return True
-        time.sleep(0.1)
-    return False
 
 
 @pytest.mark.slow
@@ -94,7 +84,7 @@ def test_two_instances_behave_as_one_service(
         crashed = httpx.post(f"{url}/sparql", data=deep, headers=KEYS["key-b"], timeout=PATIENCE)
         assert crashed.status_code == 400
     for url in (a, b):
-        assert _until(
+        assert until(
             lambda url=url: _get(url, "key-b", "/sparql", query="ASK {}").status_code == 429
         )
     assert _get(a, "key-a", "/sparql", query="ASK {}").status_code == 200  # nobody else
@@ -107,4 +97,4 @@ def test_two_instances_behave_as_one_service(
         assert httpx.get(f"{url}/healthz", timeout=PATIENCE).status_code == 200
     redis_server.start()
     for url in (a, b):
-        assert _until(lambda url=url: _get(url, "key-a").status_code == 200)
+        assert until(lambda url=url: _get(url, "key-a").status_code == 200)

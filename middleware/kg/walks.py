@@ -20,7 +20,9 @@ from a set of entities, so candidate paths can be grown hop by hop, bounded.
 
 from __future__ import annotations
 
+import threading
 import weakref
+from collections import OrderedDict
 from collections.abc import Sequence
 from pathlib import Path as FilePath
 
@@ -43,6 +45,12 @@ MAX_PREDICATES = 2_000  # a graph with more is not probed predicate by predicate
 _VOCABULARIES: weakref.WeakKeyDictionary[object, tuple[int, list[NamedNode] | None]] = (
     weakref.WeakKeyDictionary()
 )
+STEPS_KEPT = 4_096  # batches whose steps a graph keeps (least recently used out)
+_StepsKey = tuple[int, int, tuple[str, ...]]  # version, limit, the batch's IRIs
+_STEPS: weakref.WeakKeyDictionary[object, OrderedDict[_StepsKey, tuple[RelationStep, ...]]] = (
+    weakref.WeakKeyDictionary()
+)
+_STEPS_LOCK = threading.Lock()
 
 
 def _count(term: Term | None) -> int:
@@ -69,16 +77,36 @@ class RelationWalks:
     def relation_steps(
         self, nodes: Sequence[NamedNode], *, limit: int = 1000
     ) -> list[RelationStep]:
-        """Distinct (predicate, forward) steps leaving any of ``nodes``, sorted."""
+        """Distinct (predicate, forward) steps leaving any of ``nodes``, sorted. A store
+        in this process reads a batch's steps once per version of its data."""
         found: dict[RelationStep, None] = {}
         iris = [n for n in dict.fromkeys(nodes) if isinstance(n, NamedNode)]
         for start in range(0, len(iris), NODES_PER_QUERY):
-            rows = self._steps_rows(iris[start : start + NODES_PER_QUERY], min(limit, MAX_LIMIT))
-            for row in rows:
-                predicate, forward = row.get("p"), row.get("forward")
-                if isinstance(predicate, NamedNode) and isinstance(forward, Literal):
-                    found.setdefault((predicate, forward.value in ("true", "1")), None)
+            batch = iris[start : start + NODES_PER_QUERY]
+            for step in self._batch_steps(batch, min(limit, MAX_LIMIT)):
+                found.setdefault(step, None)
         return sorted(found, key=lambda step: (step[0].value, not step[1]))[:limit]
+
+    def _batch_steps(self, nodes: list[NamedNode], limit: int) -> tuple[RelationStep, ...]:
+        key = (self.version, limit, tuple(node.value for node in nodes))
+        if self.capabilities.in_process:
+            with _STEPS_LOCK:
+                known = _STEPS.get(self)
+                if known is not None and key in known:
+                    known.move_to_end(key)
+                    return known[key]
+        steps = []
+        for row in self._steps_rows(nodes, limit):
+            predicate, forward = row.get("p"), row.get("forward")
+            if isinstance(predicate, NamedNode) and isinstance(forward, Literal):
+                steps.append((predicate, forward.value in ("true", "1")))
+        if self.capabilities.in_process:  # a remote graph cannot tell when it changes
+            with _STEPS_LOCK:
+                kept_steps = _STEPS.setdefault(self, OrderedDict())
+                kept_steps[key] = tuple(steps)
+                if len(kept_steps) > STEPS_KEPT:
+                    kept_steps.popitem(last=False)
+        return tuple(steps)
 
     def _steps_rows(self, nodes: list[NamedNode], limit: int) -> list[dict[str, Term]]:
         """The steps of ``nodes``. In a store in this process: from a window of their

@@ -1,5 +1,5 @@
 """The relation steps of a store in this process are read once per version of its data:
-the planner asks for the same hub's steps again and again (at 100x FB15k-237, 40 % of
+the planner asks for the same hub's steps again and again (at 100x FB15k-237, almost half of
 those queries repeated one already run)."""
 
 from __future__ import annotations

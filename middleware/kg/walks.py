@@ -88,6 +88,8 @@ class RelationWalks:
         return sorted(found, key=lambda step: (step[0].value, not step[1]))[:limit]
 
     def _batch_steps(self, nodes: list[NamedNode], limit: int) -> tuple[RelationStep, ...]:
+        if self.capabilities.in_process:
+            self.vocabulary_file()  # first: a reader moves to the live version of its data
         key = (self.version, limit, tuple(node.value for node in nodes))
         if self.capabilities.in_process:
             with _STEPS_LOCK:

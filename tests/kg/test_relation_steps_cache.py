@@ -4,6 +4,8 @@ those queries repeated one already run)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from pyoxigraph import NamedNode
 
 from middleware.kg.backends.local import LocalStore
@@ -27,3 +29,14 @@ def test_a_store_reads_the_same_steps_once_until_its_data_changes() -> None:
     again = store.relation_steps([cameron])
     assert store.thread_query_count > spent  # a load: read again
     assert (NamedNode(f"{EX}wrote"), True) in again and len(again) == len(first) + 1
+
+
+def test_a_reader_sees_the_steps_of_a_load_made_by_another_process(tmp_path: Path) -> None:
+    writer = LocalStore(tmp_path / "store")
+    writer.load_text(DATA, name="films.nt", format="nt")
+    reader = LocalStore(tmp_path / "store", read_only=True)
+    cameron = NamedNode(f"{EX}Cameron")
+    first = reader.relation_steps([cameron])
+    writer.load_text(f"<{EX}Cameron> <{EX}wrote> <{EX}Avatar> .", name="more.nt", format="nt")
+    assert (NamedNode(f"{EX}wrote"), True) in reader.relation_steps([cameron])  # not kept
+    assert len(reader.relation_steps([cameron])) == len(first) + 1

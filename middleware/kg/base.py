@@ -140,6 +140,12 @@ class KnowledgeGraph(Protocol):
         """Changes whenever the graph's content changes (a load); 0 for remote graphs."""
         ...
 
+    def refresh(self) -> bool:
+        """Move to the newest version of the content a load (another process) swapped
+        in since; True when it did. Queries do it themselves; call it before trusting
+        ``version`` for what was built from the content (a label index, kept steps)."""
+        ...
+
     @property
     def thread_query_count(self) -> int:
         """Queries the calling thread has run on this graph (what one request spent)."""

@@ -81,6 +81,10 @@ class GraphOperations(LabelLookups, RelationWalks, DegreeCounts, ABC):
         """Changes when the content changes; remote graphs cannot tell and stay at 0."""
         return 0
 
+    def refresh(self) -> bool:
+        """Nothing to move to (a store folder's reader overrides it)."""
+        return False
+
     @property
     def thread_query_count(self) -> int:
         """Queries run by the calling thread: what one request spent, even when several

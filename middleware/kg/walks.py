@@ -71,6 +71,9 @@ class RelationWalks:
     def _select(self, template: str, **bindings: object) -> list[dict[str, Term]]:
         raise NotImplementedError  # the transport, from GraphOperations
 
+    def refresh(self) -> bool:
+        raise NotImplementedError  # from GraphOperations
+
     def _common_bindings(self) -> dict[str, object]:
         raise NotImplementedError  # from GraphOperations
 
@@ -88,8 +91,7 @@ class RelationWalks:
         return sorted(found, key=lambda step: (step[0].value, not step[1]))[:limit]
 
     def _batch_steps(self, nodes: list[NamedNode], limit: int) -> tuple[RelationStep, ...]:
-        if self.capabilities.in_process:
-            self.vocabulary_file()  # first: a reader moves to the live version of its data
+        self.refresh()  # first: a reader moves to a load another process swapped in
         key = (self.version, limit, tuple(node.value for node in nodes))
         if self.capabilities.in_process:
             with _STEPS_LOCK:

@@ -119,8 +119,10 @@ _INDEXES: weakref.WeakKeyDictionary[object, tuple[int, LabelIndex]] = weakref.We
 def label_index(graph: KnowledgeGraph) -> LabelIndex:
     """The index of ``graph`` (which must have ``capabilities.label_index``), rebuilt
     when its version changes."""
+    graph.refresh()  # first: a reader moves to a load another process swapped in
+    version = graph.version  # read before the rows: a later swap rebuilds again
     cached = _INDEXES.get(graph)
-    if cached is None or cached[0] != graph.version:
-        cached = (graph.version, LabelIndex(graph.label_rows(), language=graph.profile.language))
+    if cached is None or cached[0] != version:
+        cached = (version, LabelIndex(graph.label_rows(), language=graph.profile.language))
         _INDEXES[graph] = cached
     return cached[1]

@@ -82,6 +82,7 @@ class SharedRefusals:
         self._strike = shared.client.register_script(_STRIKE)
         self._copied: dict[str, float] = {}  # caller: when its copied refusal ends (monotonic)
         self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
         self._pid = 0
         self._lock = threading.Lock()
 
@@ -130,7 +131,8 @@ class SharedRefusals:
             if self._pid == os.getpid() or self._stop.is_set():
                 return
             self._pid = os.getpid()
-        threading.Thread(target=self._run, name="kgmw-refusals", daemon=True).start()
+        self._thread = threading.Thread(target=self._run, name="kgmw-refusals", daemon=True)
+        self._thread.start()
 
     def _run(self) -> None:
         while not self._stop.wait(self.every):
@@ -140,7 +142,12 @@ class SharedRefusals:
                 continue  # the local table goes on alone until Redis is back
 
     def stop(self) -> None:
+        """End the copying thread, waiting for a copy under way (its Redis call may not
+        outlive the client it uses: the caller closes that next)."""
         self._stop.set()
+        thread = self._thread
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(timeout=self.shared.timeout * 4 + 1)
 
 
 def _text(value: bytes | str) -> str:

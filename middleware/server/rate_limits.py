@@ -80,11 +80,6 @@ class RequestLimits:
         """Failed authentications an address may make in a minute (0: no limit)."""
         return self._failures.amount if self._failures is not None else 0
 
-    @property
-    def where(self) -> str:
-        """Where the counts are kept, in words."""
-        return "in shared Redis" if self.shared is not None else "in this worker's memory"
-
     def check(self, caller: str) -> None:
         """Spend one of ``caller``'s requests, or raise RateLimited. With shared counts,
         a busy caller's requests are taken a few at a time (``shared/leases.py``)."""
@@ -105,12 +100,6 @@ class RequestLimits:
                 return
         if not self._counted(lambda lim: lim.hit(item, caller)):
             raise self._refusal(item, caller, "requests")
-
-    def refuse_if_failed(self, address: str) -> None:
-        """RateLimited while ``address`` has no failed authentication left; spends none."""
-        item = self._failures
-        if item is not None and not self._counted(lambda lim: lim.test(item, address)):
-            raise self._refusal(item, address, "failed authentications")
 
     def count_failure(self, address: str) -> float:
         """One failed authentication of ``address``; the seconds until it may fail

@@ -10,6 +10,7 @@ from typing import Any, TypeVar, cast
 
 import click
 
+from middleware.cli.learn_graph import learn_graph
 from middleware.cli.questions import QuestionArgs, question_options
 from middleware.cli.support import (
     LLMArgs,
@@ -119,6 +120,25 @@ def lesson(
 )
 @click.option("--progress/--no-progress", default=None, help="Show a progress bar (default: on).")
 @click.option(
+    "--from-graph",
+    is_flag=True,
+    help="Learn with no questions: word the relation paths the graph holds as questions.",
+)
+@click.option(
+    "--topics-per-relation",
+    type=click.IntRange(1, 1000),
+    default=20,
+    show_default=True,
+    help="--from-graph: topics sampled from each side of each relation.",
+)
+@click.option(
+    "--minutes",
+    type=click.FloatRange(min=0.1),
+    default=30.0,
+    show_default=True,
+    help="--from-graph: time allowed for growing paths (a later run continues).",
+)
+@click.option(
     "--workers",
     type=click.IntRange(1, 64),
     help="Questions mined at once (default: setting plan_learn_workers, 2).",
@@ -132,10 +152,14 @@ def learn_command(
     source_name: str | None,
     memory_path: str | None,
     progress: bool | None,
+    from_graph: bool,
+    topics_per_relation: int,
+    minutes: float,
     workers: int | None,
     source: SourceArgs,
 ) -> None:
-    """Learn which relation paths answer the questions of a dataset, for the planner."""
+    """Learn which relation paths answer the questions of a dataset, for the planner;
+    with --from-graph, from the graph alone."""
     no_llm = LLMArgs(None, None, None, None, no_cache=False)
     settings = method_settings(ctx, source, source_name, no_llm).replace(
         progress=progress,
@@ -147,6 +171,21 @@ def learn_command(
     graph = work.graph()
     config = settings.table(PlanSettings)
     where = memory_location(graph, config.memory, settings.cache_dir)
+    if from_graph:
+        if questions.datasets:
+            raise click.UsageError(
+                "--from-graph learns with no questions; learn from --dataset in another run "
+                "(both kinds of entries are kept in one memory)"
+            )
+        learn_graph(
+            work,
+            where,
+            per_role=topics_per_relation,
+            minutes=minutes,
+            seed=questions.seed,
+            as_json=source.as_json,
+        )
+        return
     chosen = questions.choose(settings, graph, held_out=False)
     refuse_shared_names(chosen)
     linker = work.linker()

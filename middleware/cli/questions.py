@@ -34,6 +34,8 @@ class QuestionArgs:
         self, settings: Settings, graph: KnowledgeGraph, *, held_out: bool
     ) -> list[QuestionSet]:
         """The questions, each dataset's notes printed to stderr."""
+        if not self.datasets:
+            raise click.UsageError("give a question set with --dataset NAME (repeat for several)")
         keep = (lambda item: in_graph(item, graph)) if self.only_in_graph else None
         folder = Path(settings.eval_data_dir) if settings.eval_data_dir else None
         chosen = choose(
@@ -79,7 +81,6 @@ def question_options(func: F) -> F:
             "--dataset",
             "datasets",
             multiple=True,
-            required=True,
             metavar="NAME",
             help=f"Question set (repeat for several): {', '.join(DATASETS)}, or a path to a .jsonl file.",
         ),

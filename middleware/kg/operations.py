@@ -34,6 +34,7 @@ from middleware.kg.lookups import NOTHING, LabelLookups
 from middleware.kg.profiles import Profile
 from middleware.kg.remote_guard import refuse_extension_functions, refuse_service_words
 from middleware.kg.result_size import check_size, result_bytes
+from middleware.kg.sampling import EntitySampling
 from middleware.kg.sparql_guard import (
     QueryDataset,
     QueryPolicy,
@@ -56,7 +57,7 @@ def _check_limit(limit: int, what: str) -> int:
     return limit
 
 
-class GraphOperations(LabelLookups, RelationWalks, DegreeCounts, ABC):
+class GraphOperations(LabelLookups, RelationWalks, DegreeCounts, EntitySampling, ABC):
     """Graph operations over ``_execute``; subclasses provide the transport."""
 
     name: str

@@ -32,6 +32,21 @@ def mask(question: str, span: str) -> str:
     return MASK.join(part.lower() for part in text.split(MASK))
 
 
+NAMED_KIND = re.compile(rf"\b(?:the|a|an)\s+\w+\s+{MASK}\b")
+
+
+def without_kind(masked: str) -> str:
+    """A masked question with the one word that names the topic's kind dropped ("the
+    movie NE" reads "NE"): a wording from relation labels names no kind, and for the
+    encoder a kind word outweighs the relation asked about ("release year of the movie
+    NE" reads closer to "directed" than to "release year of NE").
+
+    >>> without_kind("what was the release year of the movie NE")
+    'what was the release year of NE'
+    """
+    return NAMED_KIND.sub(MASK, masked)
+
+
 def topic_spans(
     linker: EntityLinker, question: str, *, per_span: int = 1
 ) -> list[tuple[str, NamedNode]]:

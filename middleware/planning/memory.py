@@ -55,14 +55,18 @@ class MemoryEntry:
     question: str
     paths: list[MinedPath]
     hops: str | None = None
+    generated: bool = False  # worded from the graph (``from_graph.py``), not a user's question
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        data: dict[str, Any] = {
             "key": self.key,
             "question": self.question,
             "hops": self.hops,
             "paths": [p.to_dict() for p in self.paths],
         }
+        if self.generated:
+            data["generated"] = True
+        return data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> MemoryEntry:
@@ -70,7 +74,13 @@ class MemoryEntry:
             MinedPath(str(p["path"]), str(p["topic"]), int(p["reached"]), int(p["others"]))
             for p in data.get("paths", [])
         ]
-        return cls(str(data["key"]), str(data["question"]), paths, data.get("hops"))
+        return cls(
+            str(data["key"]),
+            str(data["question"]),
+            paths,
+            data.get("hops"),
+            bool(data.get("generated", False)),
+        )
 
 
 @dataclass
@@ -92,6 +102,11 @@ class PathMemory:
         self.entries[entry.key] = entry
         self.vectors = None
 
+    @property
+    def generated(self) -> bool:
+        """True when some entries were worded from the graph (``kgmw learn --from-graph``)."""
+        return any(e.generated for e in self.entries.values())
+
     def counts(self) -> dict[str, Any]:
         """Entries, those with at least one path, and both by hop count."""
         with_paths = [e for e in self.entries.values() if e.paths]
@@ -100,6 +115,7 @@ class PathMemory:
             "with_paths": len(with_paths),
             "by_hops": dict(Counter(str(e.hops) for e in self.entries.values())),
             "with_paths_by_hops": dict(Counter(str(e.hops) for e in with_paths)),
+            "generated": sum(e.generated for e in self.entries.values()),
         }
 
     def check(self, graph: KnowledgeGraph) -> list[str]:

@@ -32,7 +32,7 @@ from middleware.kg.base import SORT_WINDOW, KnowledgeGraph, Path
 from middleware.kg.capped import cut_note, follow_capped
 from middleware.kg.walks import RelationPath
 from middleware.planning.candidates import grow
-from middleware.planning.masking import MASK, mask, topic_spans
+from middleware.planning.masking import MASK, mask, topic_spans, without_kind
 from middleware.planning.memory import MemoryEntry, PathMemory
 from middleware.planning.question_words import QuestionWords
 from middleware.planning.relpaths import LENGTH_PRIOR, describe, ends, from_key, path_key, phrase
@@ -41,7 +41,7 @@ from middleware.text.embeddings.index import Hit, VectorIndex
 from middleware.text.linking import EntityLinker
 from middleware.text.verbalize import Verbalizer
 
-Mode = Literal["learned", "zero-shot", "none"]
+Mode = Literal["learned", "generated", "zero-shot", "none"]
 # Zero-shot: the softmax temperature that turns scores into support (the length prior
 # added per hop count is LENGTH_PRIOR, in relpaths.py).
 TEMPERATURE = 0.05
@@ -51,6 +51,11 @@ VOTE_POWER = 16.0
 # the plans left when the nearest neighbours' paths run out (recall, never the top plan).
 WIDEN = 4
 WIDER_SCALE = 1e-3
+# Generated entries (worded from the graph, ``from_graph.py``) vote for less than a
+# user's question, and less the longer their path: a long path's wording holds more
+# relation words, which read close to more questions.
+GENERATED_WEIGHT = 0.2
+GENERATED_HOPS = {1: 1.0, 2: 0.5, 3: 0.25}
 
 
 @dataclass(frozen=True)
@@ -72,6 +77,7 @@ class Plan:
     walks: list[Path]
     description: str
     backup: bool = False  # the zero-shot plan added after unsure learned ones
+    generated: bool = False  # chosen by the vote of entries worded from the graph
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -81,6 +87,7 @@ class Plan:
             "support": round(self.candidate.support, 4),
             "walks": len(self.walks),
             "backup": self.backup,
+            "generated": self.generated,
         }
 
 
@@ -95,6 +102,7 @@ class Planning:
     # learned: per (span, topic IRI), the share of the nearest questions' vote for
     # relation paths that do not start at the topic
     unheld: dict[tuple[str, str], float] = field(default_factory=dict)
+    worded: set[str] = field(default_factory=set)  # voted paths generated entries chose
 
     @property
     def confidence(self) -> float:
@@ -149,6 +157,9 @@ class Planner:
         self.verbalizer = verbalizer
         self.config = config or PlanSettings()
         self.memory = memory if memory is not None and memory.entries else None
+        worded = [e.generated for e in self.memory.entries.values()] if self.memory else []
+        self._generated = any(worded)
+        self._generated_only = bool(worded) and all(worded)
         self._index: VectorIndex[int] | None = None
         self._words: QuestionWords | None = None
         self._phrase_vectors: dict[str, Any] = {}  # a relation path's phrase, encoded once
@@ -176,27 +187,32 @@ class Planner:
 
     # -- planning -----------------------------------------------------------------------
     def plan(self, question: str) -> Planning:
-        mode: Mode = "learned" if self.memory is not None else "zero-shot"
+        mode: Mode = "zero-shot"
+        if self.memory is not None:  # "generated": every entry was worded from the graph
+            mode = "generated" if self._generated_only else "learned"
         # Learned votes say which relation a span's entity must have, so several
         # entities per span can be tried; zero-shot similarity cannot tell them apart.
-        per_span = self.config.span_entities if mode == "learned" else 1
+        per_span = self.config.span_entities if mode != "zero-shot" else 1
         spans = topic_spans(self.linker, question, per_span=per_span)
         if not spans:
             return Planning(
                 "none", notes=["no span of the question links to an entity of the graph"]
             )
         masked = [mask(question, span) for span, _ in spans]
+        if self._generated:
+            masked = [without_kind(m) for m in masked]
         vectors = self.encoder.encode(masked)
         unheld: dict[tuple[str, str], float] = {}
+        worded: set[str] = set()
         if self.memory is not None:
-            candidates = self._vote(spans, vectors, unheld)
+            candidates = self._vote(spans, vectors, unheld, worded)
         else:
             candidates = self._rank(spans, vectors)
-        planning = Planning(mode, considered=candidates, unheld=unheld)
+        planning = Planning(mode, considered=candidates, unheld=unheld, worded=worded)
         if not candidates:
             planning.notes.append(f"no {mode} relation path from the question's entities")
         self._execute(planning, [c for c in candidates if not c.wide])
-        if mode == "learned" and planning.confidence < self.config.backup_below:
+        if mode != "zero-shot" and planning.confidence < self.config.backup_below:
             # zero-shot growth is the costly part: from the topics the vote liked best,
             # else from the best entity of each span
             liked = {(c.span, c.topic) for c in candidates[: self.config.max_plans]}
@@ -230,10 +246,15 @@ class Planner:
                 return
 
     def _vote(
-        self, spans: list[tuple[str, NamedNode]], vectors: Any, unheld: dict[tuple[str, str], float]
+        self,
+        spans: list[tuple[str, NamedNode]],
+        vectors: Any,
+        unheld: dict[tuple[str, str], float],
+        worded: set[str],
     ) -> list[Candidate]:
         """The voted candidates; ``unheld`` gets each (span, topic)'s share of the
-        nearest neighbours' vote for paths that do not start at the topic."""
+        nearest neighbours' vote for paths that do not start at the topic, ``worded``
+        the paths that generated entries chose."""
         assert self.memory is not None
         entries = list(self.memory.entries.values())
         found: list[Candidate] = []
@@ -242,7 +263,7 @@ class Planner:
         voted: set[tuple[str, str]] = set()  # a span's path, from its best entity only
         for (span, topic), hits, vector in zip(spans, hits_per_span, vectors, strict=True):
             available = set(self.graph.relation_steps([topic]))  # a path must start here
-            nearest = _votes(hits[:k], entries)
+            nearest = _votes(hits[:k], entries, worded)
             lacking = [s for key, s in nearest.items() if from_key(key)[0] not in available]
             unheld[(span, topic.value)] = float(sum(lacking))
             usable = []
@@ -334,7 +355,8 @@ class Planner:
             walks = self._walks(planning, candidate)
             if walks:
                 reads = describe(candidate.path, self.verbalizer)
-                planning.plans.append(Plan(candidate, walks, reads))
+                worded = path_key(candidate.path) in planning.worded
+                planning.plans.append(Plan(candidate, walks, reads, generated=worded))
             else:
                 reads = describe(candidate.path, self.verbalizer)
                 hub = len(candidate.path) > 1 and (
@@ -349,14 +371,29 @@ class Planner:
                 planning.notes.append(f"{reads} reaches nothing from {candidate.span!r}{within}")
 
 
-def _votes(hits: Sequence[Hit[int]], entries: list[MemoryEntry]) -> dict[str, float]:
-    """Each path's share of the vote of ``hits`` (cosine to ``VOTE_POWER``; a
-    neighbour's weight split among its paths)."""
+def _votes(
+    hits: Sequence[Hit[int]], entries: list[MemoryEntry], generated: set[str] | None = None
+) -> dict[str, float]:
+    """Each path's share of the vote of ``hits`` (cosine to ``VOTE_POWER``, less for a
+    generated entry; a neighbour's weight split among its paths). ``generated`` gets
+    the paths whose vote came mostly from generated entries."""
     votes: dict[str, float] = defaultdict(float)
-    weights = [max(h.score, 0.0) ** VOTE_POWER for h in hits]
+    worded: dict[str, float] = defaultdict(float)
+    weights = [max(h.score, 0.0) ** VOTE_POWER * _weight(entries[h.item]) for h in hits]
     total = sum(weights) or 1.0
     for hit, weight in zip(hits, weights, strict=True):
-        paths = entries[hit.item].paths
-        for mined in paths:
-            votes[mined.key] += weight / total / len(paths)
+        entry = entries[hit.item]
+        for mined in entry.paths:
+            votes[mined.key] += weight / total / len(entry.paths)
+            if entry.generated:
+                worded[mined.key] += weight / total / len(entry.paths)
+    if generated is not None:
+        generated.update(key for key, share in worded.items() if share * 2 > votes[key])
     return votes
+
+
+def _weight(entry: MemoryEntry) -> float:
+    """1 for a user's question; a generated entry's weight by its path's length."""
+    if not entry.generated:
+        return 1.0
+    return GENERATED_WEIGHT * GENERATED_HOPS.get(len(entry.paths[0].key.split(">/")), 0.25)

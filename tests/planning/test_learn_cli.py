@@ -160,3 +160,42 @@ def test_a_topic_id_the_graph_does_not_hold_is_no_topic(
         p.endswith("(unknown/custom/u): no topic entity of it has an edge in the graph")
         for p in report["problems"]
     )
+
+
+def test_learn_from_the_graph_needs_no_questions(
+    capsys: pytest.CaptureFixture[str], store: Path
+) -> None:
+    code, out, err = run(capsys, "learn", "--from-graph", "--store", str(store), "--no-progress")
+    assert code == 0, err
+    assert "relation paths found" in out and "generated entries" in out
+    saved = json.loads((store / FILE_NAME).read_text())
+    assert saved["counts"]["generated"] == saved["counts"]["entries"] > 0
+    code, out, err = run(
+        capsys,
+        "ask",
+        "Who directed Inception?",
+        "--method",
+        "plan",
+        "--store",
+        str(store),
+        "--json",
+    )
+    assert code == 0, err
+    answer = json.loads(out)
+    plan = next(s for s in answer["steps"] if s["name"] == "plan")["parsed"]
+    assert plan["mode"] == "generated" and plan["plans"][0]["generated"] is True
+    assert "Christopher Nolan" in (answer["answer"] or answer["guess"]["answer"])
+
+
+def test_learn_from_the_graph_refuses_questions_in_the_same_run(
+    capsys: pytest.CaptureFixture[str], store: Path, questions: Path
+) -> None:
+    code, _, err = learn(capsys, questions, "--from-graph", "--store", str(store))
+    assert code == 2 and "--from-graph learns with no questions" in err
+
+
+def test_learn_without_questions_or_the_graph_says_what_to_give(
+    capsys: pytest.CaptureFixture[str], store: Path
+) -> None:
+    code, _, err = run(capsys, "learn", "--store", str(store), "--no-progress")
+    assert code == 2 and "--dataset NAME" in err

@@ -334,7 +334,7 @@ def test_the_wider_ring_comes_after_the_zero_shot_backup(
     voted = Candidate(titanic, "Titanic", ((ex("directedBy"), True),), 0.3)
     wide = Candidate(titanic, "Titanic", ((ex("starring"), True),), 0.0003, wide=True)
     backup = Candidate(titanic, "Titanic", SAME_DIRECTOR, 0.9)
-    monkeypatch.setattr(plans, "_vote", lambda spans, vectors, unheld: [voted, wide])
+    monkeypatch.setattr(plans, "_vote", lambda spans, vectors, unheld, worded: [voted, wide])
     monkeypatch.setattr(plans, "_rank", lambda spans, vectors: [backup])
     planning = plans.plan("Which film shares a director with Titanic?")
     kinds = [
@@ -357,7 +357,7 @@ def test_the_backup_grows_paths_only_from_the_topics_the_vote_liked(
         grown.append([span for span, _ in spans])
         return []
 
-    monkeypatch.setattr(plans, "_vote", lambda spans, vectors, unheld: [unsure])
+    monkeypatch.setattr(plans, "_vote", lambda spans, vectors, unheld, worded: [unsure])
     monkeypatch.setattr(plans, "_rank", rank)
     plans.plan("Did Kate Winslet star in Titanic?")
     assert grown == [["Titanic"]]

@@ -36,7 +36,7 @@ class PlanGuide(Guide):
         best = planning.plans[0] if planning.plans else None
         self.confident = (
             best is not None
-            and planning.mode == "learned"
+            and planning.mode in ("learned", "generated")
             and not best.backup
             and planning.confidence >= min_confidence
         )

@@ -1,0 +1,258 @@
+"""A path memory learned from the graph alone (``kgmw learn --from-graph``).
+
+No question is given. Topics are sampled per predicate and side (the subjects, then
+the objects, of each relation), so every kind of entity the graph holds is reached
+even without classes. From each topic the relation paths that exist are grown, 1 to
+``max_hops`` steps, bounded (``candidates.grow``); the census counts, per relation
+path, the sampled topics it leaves. Each path found is then worded as questions from
+its relations' labels (``wordings.py``) and stored as generated memory entries, one per
+wording, which the planner's vote reads exactly like learned questions.
+
+The census is saved beside the memory as it goes (``<memory>.census.json``); an
+interrupted run resumes from it while the graph is unchanged.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import random
+import re
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pyoxigraph import Literal, NamedNode
+
+from middleware.errors import BadRequest, ConfigError
+from middleware.kg.base import KnowledgeGraph
+from middleware.planning.candidates import grow
+from middleware.planning.memory import MemoryEntry, PathMemory, fingerprint
+from middleware.planning.mining import MinedPath
+from middleware.planning.relpaths import from_key, path_key
+from middleware.planning.wordings import readings, wordings
+from middleware.support.progress_bar import progress_bar
+from middleware.text.embeddings.encoders import Encoder
+from middleware.text.verbalize import Verbalizer
+
+GENERATED = "graph:"  # the key prefix of generated entries
+SPREAD = 2000  # a role's sample starts at a seeded offset below this
+DATED = re.compile(r"^\d{3,4}$|^\d{4}-\d{2}(-\d{2})?")
+DATED_SAMPLE = 20  # ends read to tell whether a path ends at dates
+LABEL_PROBE = 200  # sampled topics whose labels are looked up before anything is grown
+
+
+@dataclass(frozen=True)
+class GraphLessons:
+    """How a memory is learned from the graph: topics per predicate side, hops, the
+    queries one topic may spend, the most relation paths kept, the time allowed."""
+
+    per_role: int = 20
+    max_hops: int = 3
+    topic_queries: int = 60
+    max_paths: int = 3000
+    min_share: float = 0.02
+    seconds: float = 1800.0
+    seed: int = 11
+
+
+@dataclass
+class Census:
+    """Relation paths found from the sampled topics: per path key, how many topics
+    have it and one of them; the topics sampled and how many were grown so far."""
+
+    settings: dict[str, Any]
+    fingerprint: dict[str, Any]
+    topics: list[str] = field(default_factory=list)
+    done: int = 0
+    paths: dict[str, list[Any]] = field(default_factory=dict)  # key: [topics, example]
+    stopped: str = ""  # why growing stopped early, if it did
+
+    def save(self, where: Path) -> None:
+        tmp = where.with_name(where.name + ".tmp")
+        tmp.write_text(json.dumps(asdict(self)), encoding="utf-8")
+        os.replace(tmp, where)
+
+    @classmethod
+    def resume(cls, where: Path, settings: dict[str, Any], now: dict[str, Any]) -> Census | None:
+        """The census saved at ``where`` if it was taken with these settings from the
+        graph as it is now; None otherwise (it is then taken again)."""
+        try:
+            data = json.loads(where.read_text(encoding="utf-8"))
+            census = cls(**data)
+        except (OSError, ValueError, TypeError):
+            return None
+        if census.settings != settings or census.fingerprint != now:
+            return None
+        return census
+
+
+def census_path(memory_path: Path) -> Path:
+    return memory_path.with_name(memory_path.name + ".census.json")
+
+
+def sample_topics(graph: KnowledgeGraph, config: GraphLessons) -> list[NamedNode]:
+    """Up to ``per_role`` subjects and objects of each relation predicate, from a
+    seeded offset (the start when the predicate has fewer uses); label predicates are
+    not relations. A graph with no relation at all is a BadRequest."""
+    predicates = graph.relation_vocabulary()
+    if predicates is None:
+        raise BadRequest(
+            "this graph has too many predicates to sample topics from each",
+            hint="learn from questions with known answers instead (kgmw learn --dataset)",
+        )
+    rng = random.Random(config.seed)
+    found: dict[NamedNode, None] = {}
+    for predicate in predicates:
+        for subjects in (True, False):
+            offset = rng.randrange(SPREAD)
+            sample = graph.sample_ends(
+                predicate, subjects=subjects, limit=config.per_role, offset=offset
+            )
+            if not sample:
+                sample = graph.sample_ends(predicate, subjects=subjects, limit=config.per_role)
+            found.update(dict.fromkeys(sample))
+    return list(found)
+
+
+def take_census(
+    graph: KnowledgeGraph,
+    census: Census,
+    config: GraphLessons,
+    *,
+    where: Path,
+    progress: bool,
+    save_every: int = 50,
+) -> None:
+    """Grow the relation paths of the census's topics not yet done, saving every
+    ``save_every`` topics and when interrupted; stops (noted) past ``seconds``."""
+    started = time.monotonic()
+    todo = census.topics[census.done :]
+    bar = progress_bar(
+        total=len(census.topics),
+        initial=census.done,
+        unit="topic",
+        disable=not progress,
+        dynamic_ncols=True,
+    )
+    try:
+        with bar:
+            for topic in todo:
+                if time.monotonic() - started > config.seconds:
+                    census.stopped = (
+                        f"stopped after {config.seconds:g} s with {census.done} of "
+                        f"{len(census.topics)} topics grown"
+                    )
+                    break
+                node = NamedNode(topic)
+                paths = grow(
+                    graph, node, max_hops=config.max_hops, max_queries=config.topic_queries
+                )
+                for path in paths:
+                    seen = census.paths.setdefault(path_key(path), [0, topic])
+                    seen[0] += 1
+                census.done += 1
+                bar.set_postfix_str(f"{len(census.paths)} paths", refresh=False)
+                bar.update()
+                if census.done % save_every == 0:
+                    census.save(where)
+    finally:
+        census.save(where)
+
+
+def dated(graph: KnowledgeGraph, verbalizer: Verbalizer, topic: str, key: str) -> bool:
+    """True when most of the ends a path reaches from ``topic`` read as years or dates."""
+    walks = graph.follow(NamedNode(topic), from_key(key), limit=DATED_SAMPLE)
+    ends = [w.nodes[-1] for w in walks]
+    if not ends:
+        return False
+    names = graph.labels([e for e in ends if isinstance(e, NamedNode)])
+    texts = [e.value if isinstance(e, Literal) else names.get(e, "") for e in ends]
+    return sum(bool(DATED.match(t.strip())) for t in texts) * 2 > len(texts)
+
+
+def generated_entries(
+    graph: KnowledgeGraph, verbalizer: Verbalizer, census: Census, config: GraphLessons
+) -> list[MemoryEntry]:
+    """One entry per wording of each path in the census, the paths most topics have
+    first, at most ``max_paths`` paths."""
+    least = max(1, math.ceil(config.min_share * census.done))
+    ranked = sorted(
+        ((key, seen) for key, seen in census.paths.items() if seen[0] >= least),
+        key=lambda kv: (-kv[1][0], len(kv[0]), kv[0]),
+    )
+    entries = []
+    for key, (count, example) in ranked[: config.max_paths]:
+        path = from_key(key)
+        texts = wordings(readings(path, verbalizer), dated=dated(graph, verbalizer, example, key))
+        mined = MinedPath(key, example, int(count), 0)
+        entries += [
+            MemoryEntry(f"{GENERATED}{key}#{i}", text, [mined], str(len(path)), generated=True)
+            for i, text in enumerate(texts)
+        ]
+    return entries
+
+
+@dataclass
+class GraphReport:
+    """What a run learned: topics sampled and grown, paths found and kept, entries."""
+
+    topics: int = 0
+    grown: int = 0
+    paths: int = 0
+    kept_paths: int = 0
+    entries: int = 0
+    resumed: bool = False
+    warnings: list[str] = field(default_factory=list)
+
+
+def learn_from_graph(
+    graph: KnowledgeGraph,
+    memory: PathMemory,
+    *,
+    path: Path,
+    verbalizer: Verbalizer,
+    encoder: Encoder,
+    config: GraphLessons,
+    progress: bool = True,
+) -> GraphReport:
+    """Replace ``memory``'s generated entries with those the graph gives now (learned
+    entries are kept), and save it at ``path``. A graph whose entities have no labels
+    is a ConfigError: the planner could not link a question to them."""
+    report = GraphReport()
+    where = census_path(path)
+    settings = asdict(config)
+    now = fingerprint(graph)
+    census = Census.resume(where, settings, now)
+    if census is None:
+        topics = sample_topics(graph, config)
+        if topics and not graph.labels(topics[:LABEL_PROBE]):
+            raise ConfigError(
+                f"none of {min(len(topics), LABEL_PROBE)} entities sampled from the graph "
+                f"{graph.name!r} has a label, so no question could be linked to them",
+                hint="load labels with the data (rdfs:label, or the profile's "
+                "label_predicates), or choose the profile that names them (--profile)",
+            )
+        census = Census(settings, now, [t.value for t in topics])
+    else:
+        report.resumed = True
+    take_census(graph, census, config, where=where, progress=progress)
+    report.topics, report.grown, report.paths = len(census.topics), census.done, len(census.paths)
+    if census.stopped:
+        report.warnings.append(census.stopped + " (a larger budget continues it)")
+    entries = generated_entries(graph, verbalizer, census, config)
+    report.kept_paths = len({e.paths[0].key for e in entries})
+    report.entries = len(entries)
+    if not entries:
+        report.warnings.append(
+            "no relation path leaves the sampled topics: the memory has no generated entries"
+        )
+    kept = {k: e for k, e in memory.entries.items() if not e.generated}
+    memory.entries = kept | {e.key: e for e in entries}
+    memory.fingerprint = now
+    memory.vectors = encoder.encode([e.question for e in memory.entries.values()])
+    memory.save(path)
+    where.unlink(missing_ok=True)
+    return report

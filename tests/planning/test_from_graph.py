@@ -1,0 +1,212 @@
+"""A path memory learned from the graph alone: wordings, the census, resuming, errors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from middleware.config.methods import PlanSettings
+from middleware.errors import ConfigError
+from middleware.kg.backends.local import LocalStore
+from middleware.planning import from_graph
+from middleware.planning.from_graph import GraphLessons, census_path, learn_from_graph
+from middleware.planning.memory import MemoryEntry, PathMemory
+from middleware.planning.mining import MinedPath
+from middleware.planning.planner import Planner
+from middleware.planning.relpaths import path_key
+from middleware.planning.wordings import Reading, wordings
+from middleware.testing.graphs import ex, films_path
+from middleware.text.embeddings import HashEncoder
+from middleware.text.linking import EntityLinker
+from middleware.text.verbalize import Verbalizer
+
+DIRECTED_BY = path_key(((ex("directedBy"), True),))
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> LocalStore:
+    store = LocalStore(tmp_path / "films", profile="generic")
+    store.load([films_path()])
+    return store
+
+
+def learned(store: LocalStore, memory: PathMemory, where: Path, **config: object) -> object:
+    return learn_from_graph(
+        store,
+        memory,
+        path=where,
+        verbalizer=Verbalizer(store),
+        encoder=HashEncoder(),
+        config=GraphLessons(**config),  # type: ignore[arg-type]
+        progress=False,
+    )
+
+
+def planner(store: LocalStore, memory: PathMemory) -> Planner:
+    return Planner(
+        store,
+        HashEncoder(),
+        linker=EntityLinker(store),
+        verbalizer=Verbalizer(store),
+        config=PlanSettings(),
+        memory=memory,
+    )
+
+
+def test_wordings_read_a_path_both_ways_and_ask_when_for_dates() -> None:
+    one = [Reading(answer_side="directed", topic_side="directed by")]
+    found = wordings(one)
+    assert "who directed NE?" in found and "NE directed by what?" in found
+    assert not any(w.startswith("when") for w in found)
+    assert "when directed NE?" in wordings(one, dated=True)
+    assert len(found) == len(set(found))
+
+
+def test_a_step_out_and_back_over_one_relation_is_worded_as_sharing_it() -> None:
+    same = [Reading("directed", "directed by"), Reading("directed by", "directed")]
+    assert "which ones have the same directed by as NE?" in wordings(same)
+    other = [Reading("directed", "directed by"), Reading("starring", "starred in")]
+    assert not any("same" in w for w in wordings(other))
+
+
+def test_a_memory_from_the_graph_answers_with_generated_entries(
+    store: LocalStore, tmp_path: Path
+) -> None:
+    where = tmp_path / "memory.json"
+    memory = PathMemory.new(store, "hash")
+    report = learned(store, memory, where)
+    saved = PathMemory.load(where)
+    assert saved.entries and all(e.generated for e in saved.entries.values())
+    assert any(e.paths[0].key == DIRECTED_BY for e in saved.entries.values())
+    assert report.entries == len(saved.entries)  # type: ignore[attr-defined]
+    assert not census_path(where).exists()  # the census goes once the memory is saved
+    planning = planner(store, saved).plan("Who directed Inception?")
+    assert planning.mode == "generated"
+    best = planning.plans[0]
+    assert path_key(best.candidate.path) == DIRECTED_BY and best.generated
+    assert planning.answers()[0] == ex("Nolan")
+    assert planning.to_dict()["plans"][0]["generated"] is True
+
+
+def test_learning_from_the_graph_again_keeps_learned_entries(
+    store: LocalStore, tmp_path: Path
+) -> None:
+    where = tmp_path / "memory.json"
+    memory = PathMemory.new(store, "hash")
+    mine = MemoryEntry(
+        "films/dev/1", "who made NE?", [MinedPath(DIRECTED_BY, ex("Avatar").value, 1, 0)]
+    )
+    memory.add(mine)
+    learned(store, memory, where, per_role=2)
+    first = {k for k, e in memory.entries.items() if e.generated}
+    learned(store, memory, where, per_role=5)
+    saved = PathMemory.load(where)
+    assert "films/dev/1" in saved.entries and not saved.entries["films/dev/1"].generated
+    assert first <= {k for k, e in saved.entries.items() if e.generated}
+    mixed = planner(store, saved).plan("Who directed Inception?")
+    assert mixed.mode == "learned"  # a user's question is in it
+
+
+def test_a_users_question_outvotes_a_generated_one_of_the_same_wording(
+    store: LocalStore, tmp_path: Path
+) -> None:
+    starring = path_key(((ex("starring"), True),))
+    memory = PathMemory.new(store, "hash")
+    memory.add(
+        MemoryEntry(
+            "graph:x#0", "who is in NE?", [MinedPath(DIRECTED_BY, "", 1, 0)], "1", generated=True
+        )
+    )
+    memory.add(MemoryEntry("mine/1", "who is in NE?", [MinedPath(starring, "", 1, 0)], "1"))
+    best = planner(store, memory).plan("Who is in Inception?").plans[0]
+    assert path_key(best.candidate.path) == starring and not best.generated
+
+
+def test_a_graph_without_labels_is_refused_with_what_to_do(tmp_path: Path) -> None:
+    data = tmp_path / "bare.nt"
+    data.write_text(
+        "<http://x/a> <http://x/knows> <http://x/b> .\n<http://x/b> <http://x/knows> <http://x/c> .\n",
+        encoding="utf-8",
+    )
+    store = LocalStore(tmp_path / "bare", profile="generic")
+    store.load([data])
+    with pytest.raises(ConfigError, match="has a label") as err:
+        learned(store, PathMemory.new(store, "hash"), tmp_path / "m.json")
+    assert "label" in (err.value.hint or "")
+    assert not (tmp_path / "m.json").exists()
+
+
+def test_a_graph_without_relation_paths_gives_an_empty_memory_and_a_warning(
+    tmp_path: Path,
+) -> None:
+    data = tmp_path / "labels.ttl"
+    data.write_text(
+        "@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .\n"
+        '<http://x/a> rdfs:label "A" .\n<http://x/b> rdfs:label "B" .\n',
+        encoding="utf-8",
+    )
+    store = LocalStore(tmp_path / "labels", profile="generic")
+    store.load([data])
+    memory = PathMemory.new(store, "hash")
+    report = learned(store, memory, tmp_path / "m.json")
+    assert report.entries == 0  # type: ignore[attr-defined]
+    assert any("no relation path" in w for w in report.warnings)  # type: ignore[attr-defined]
+    assert PathMemory.load(tmp_path / "m.json").entries == {}
+
+
+def test_an_interrupted_run_resumes_from_its_census(
+    store: LocalStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    where = tmp_path / "memory.json"
+    real_grow = from_graph.grow
+    grown: list[str] = []
+
+    def grow_then_stop(graph: LocalStore, topic: object, **kwargs: object) -> object:
+        if len(grown) == 3:
+            raise KeyboardInterrupt
+        grown.append(str(topic))
+        return real_grow(graph, topic, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(from_graph, "grow", grow_then_stop)
+    with pytest.raises(KeyboardInterrupt):
+        learned(store, PathMemory.new(store, "hash"), where)
+    assert census_path(where).is_file() and not where.exists()
+
+    def grow_all(graph: LocalStore, topic: object, **kwargs: object) -> object:
+        grown.append(str(topic))
+        return real_grow(graph, topic, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(from_graph, "grow", grow_all)
+    report = learned(store, PathMemory.new(store, "hash"), where)
+    assert report.resumed  # type: ignore[attr-defined]
+    assert len(grown) == report.topics  # type: ignore[attr-defined]  # none grown twice
+    assert len(set(grown)) == len(grown)
+
+
+def test_a_census_of_another_graph_version_is_not_resumed(
+    store: LocalStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    where = tmp_path / "memory.json"
+    real_grow = from_graph.grow
+    calls = [0]
+
+    def stop_after_one(graph: LocalStore, topic: object, **kwargs: object) -> object:
+        calls[0] += 1
+        if calls[0] > 1:
+            raise KeyboardInterrupt
+        return real_grow(graph, topic, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(from_graph, "grow", stop_after_one)
+    with pytest.raises(KeyboardInterrupt):
+        learned(store, PathMemory.new(store, "hash"), where)
+    monkeypatch.setattr(from_graph, "grow", real_grow)
+    extra = tmp_path / "more.ttl"
+    extra.write_text(
+        "<http://example.org/film/Heat> <http://example.org/film/directedBy> "
+        "<http://example.org/film/Mann> .\n",
+        encoding="utf-8",
+    )
+    store.load([extra])
+    report = learned(store, PathMemory.new(store, "hash"), where)
+    assert not report.resumed  # type: ignore[attr-defined]

@@ -220,6 +220,11 @@ class PlanSettings(MethodTable):
         minimum=0.0,
         maximum=1.0,
     )
+    answer_types: bool = setting(
+        True,
+        "Plan: plans whose ends are of the kind the question asks for (a date, a number, "
+        "an entity) come first.",
+    )
     zero_shot_choose: bool = setting(
         False,
         "Plan: zero-shot, let one LLM choose() among the top candidate paths.",

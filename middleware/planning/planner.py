@@ -20,9 +20,8 @@
 from __future__ import annotations
 
 import math
-from collections import Counter, defaultdict
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections import Counter
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from pyoxigraph import NamedNode
@@ -31,13 +30,15 @@ from middleware.config.methods import PlanSettings
 from middleware.kg.base import SORT_WINDOW, KnowledgeGraph, Path
 from middleware.kg.capped import cut_note, follow_capped
 from middleware.kg.walks import RelationPath
+from middleware.planning.answer_types import asked_kind, ends_kind
 from middleware.planning.candidates import grow
 from middleware.planning.masking import MASK, mask, topic_spans, without_kind
-from middleware.planning.memory import MemoryEntry, PathMemory
+from middleware.planning.memory import PathMemory
 from middleware.planning.question_words import QuestionWords
 from middleware.planning.relpaths import LENGTH_PRIOR, describe, ends, from_key, path_key, phrase
+from middleware.planning.votes import votes_of
 from middleware.text.embeddings.encoders import Encoder, normalize
-from middleware.text.embeddings.index import Hit, VectorIndex
+from middleware.text.embeddings.index import VectorIndex
 from middleware.text.linking import EntityLinker
 from middleware.text.verbalize import Verbalizer
 
@@ -45,17 +46,11 @@ Mode = Literal["learned", "generated", "zero-shot", "none"]
 # Zero-shot: the softmax temperature that turns scores into support (the length prior
 # added per hop count is LENGTH_PRIOR, in relpaths.py).
 TEMPERATURE = 0.05
-# Learned: a neighbour's vote is its cosine to this power, so near-paraphrases dominate.
-VOTE_POWER = 16.0
 # Learned: paths of the next (WIDEN - 1) x neighbours come after every voted path, to fill
 # the plans left when the nearest neighbours' paths run out (recall, never the top plan).
 WIDEN = 4
 WIDER_SCALE = 1e-3
-# Generated entries (worded from the graph, ``from_graph.py``) vote for less than a
-# user's question, and less the longer their path: a long path's wording holds more
-# relation words, which read close to more questions.
-GENERATED_WEIGHT = 0.2
-GENERATED_HOPS = {1: 1.0, 2: 0.5, 3: 0.25}
+KIND_SAMPLE = 20  # ends whose labels tell a plan's kind
 
 
 @dataclass(frozen=True)
@@ -78,6 +73,7 @@ class Plan:
     description: str
     backup: bool = False  # the zero-shot plan added after unsure learned ones
     generated: bool = False  # chosen by the vote of entries worded from the graph
+    kind: str = ""  # what its ends are (``answer_types.py``), where the question asked
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -88,6 +84,7 @@ class Plan:
             "walks": len(self.walks),
             "backup": self.backup,
             "generated": self.generated,
+            **({"kind": self.kind} if self.kind else {}),
         }
 
 
@@ -103,6 +100,7 @@ class Planning:
     # relation paths that do not start at the topic
     unheld: dict[tuple[str, str], float] = field(default_factory=dict)
     worded: set[str] = field(default_factory=set)  # voted paths generated entries chose
+    asked: str | None = None  # the kind of answer the question asks for, if it says
 
     @property
     def confidence(self) -> float:
@@ -134,6 +132,7 @@ class Planning:
             "considered": len(self.considered),
             "confidence": round(self.confidence, 4),
             "unheld": round(self.unheld_share, 4),
+            **({"asks_for": self.asked} if self.asked else {}),
             "notes": list(self.notes),
         }
 
@@ -221,9 +220,46 @@ class Planner:
                 best = [i for i, (span, _) in enumerate(spans) if i == 0 or spans[i - 1][0] != span]
             self._backup(planning, [spans[i] for i in best], vectors[best])
         self._execute(planning, [c for c in candidates if c.wide])
+        if self.config.answer_types:
+            self._type(planning, question, candidates)
         if candidates and not planning.plans:
             planning.notes.append("no planned relation path reaches anything")
         return planning
+
+    def _type(self, planning: Planning, question: str, candidates: list[Candidate]) -> None:
+        """Plans whose ends are of the kind the question asks for come first; when no
+        walked plan's are, up to ``2 × max_plans`` more candidates are walked for one.
+        The question is read without its topic's name ("When the Game Stands Tall")."""
+        if not planning.plans:
+            return
+        planning.asked = asked = asked_kind(mask(question, planning.plans[0].candidate.span))
+        if asked is None:
+            return
+        plans = [replace(p, kind=self._ends_kind(p)) for p in planning.plans]
+        if all(p.kind != asked for p in plans):
+            walked = {(p.candidate.topic, p.candidate.path) for p in plans}
+            more = [c for c in candidates if (c.topic, c.path) not in walked]
+            for candidate in more[: 2 * self.config.max_plans]:
+                walks = self._walks(planning, candidate)
+                if not walks:
+                    continue
+                reads = describe(candidate.path, self.verbalizer)
+                worded = path_key(candidate.path) in planning.worded
+                plan = Plan(candidate, walks, reads, generated=worded)
+                if (kind := self._ends_kind(plan)) == asked:
+                    plans.append(replace(plan, kind=kind))
+                    break
+        planning.plans = sorted(plans, key=lambda p: p.kind != asked)  # stable
+        if planning.plans[0].kind != plans[0].kind:
+            planning.notes.append(
+                f"the question asks for a {asked}: {planning.plans[0].description} comes "
+                f"before {plans[0].description}, whose ends are of kind {plans[0].kind}"
+            )
+
+    def _ends_kind(self, plan: Plan) -> str:
+        """The kind of the plan's ends (literals too: a date is often one)."""
+        reached = list(dict.fromkeys(w.nodes[-1] for w in plan.walks))[:KIND_SAMPLE]
+        return ends_kind(list(self.graph.labels(reached).values()))
 
     def _backup(self, planning: Planning, spans: list[tuple[str, NamedNode]], vectors: Any) -> None:
         """One zero-shot plan after the learned ones, when those are unsure: its walks
@@ -263,12 +299,12 @@ class Planner:
         voted: set[tuple[str, str]] = set()  # a span's path, from its best entity only
         for (span, topic), hits, vector in zip(spans, hits_per_span, vectors, strict=True):
             available = set(self.graph.relation_steps([topic]))  # a path must start here
-            nearest = _votes(hits[:k], entries, worded)
+            nearest = votes_of(hits[:k], entries, worded)
             lacking = [s for key, s in nearest.items() if from_key(key)[0] not in available]
             unheld[(span, topic.value)] = float(sum(lacking))
             usable = []
             # the nearest neighbours vote; the wider ring only adds paths after theirs
-            for votes, scale in ((nearest, 1.0), (_votes(hits[k:], entries), WIDER_SCALE)):
+            for votes, scale in ((nearest, 1.0), (votes_of(hits[k:], entries), WIDER_SCALE)):
                 found_here = []
                 for key, share in votes.items():
                     path = from_key(key)
@@ -369,31 +405,3 @@ class Planner:
                     else ""
                 )
                 planning.notes.append(f"{reads} reaches nothing from {candidate.span!r}{within}")
-
-
-def _votes(
-    hits: Sequence[Hit[int]], entries: list[MemoryEntry], generated: set[str] | None = None
-) -> dict[str, float]:
-    """Each path's share of the vote of ``hits`` (cosine to ``VOTE_POWER``, less for a
-    generated entry; a neighbour's weight split among its paths). ``generated`` gets
-    the paths whose vote came mostly from generated entries."""
-    votes: dict[str, float] = defaultdict(float)
-    worded: dict[str, float] = defaultdict(float)
-    weights = [max(h.score, 0.0) ** VOTE_POWER * _weight(entries[h.item]) for h in hits]
-    total = sum(weights) or 1.0
-    for hit, weight in zip(hits, weights, strict=True):
-        entry = entries[hit.item]
-        for mined in entry.paths:
-            votes[mined.key] += weight / total / len(entry.paths)
-            if entry.generated:
-                worded[mined.key] += weight / total / len(entry.paths)
-    if generated is not None:
-        generated.update(key for key, share in worded.items() if share * 2 > votes[key])
-    return votes
-
-
-def _weight(entry: MemoryEntry) -> float:
-    """1 for a user's question; a generated entry's weight by its path's length."""
-    if not entry.generated:
-        return 1.0
-    return GENERATED_WEIGHT * GENERATED_HOPS.get(len(entry.paths[0].key.split(">/")), 0.25)

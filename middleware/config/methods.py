@@ -225,6 +225,11 @@ class PlanSettings(MethodTable):
         "Plan: plans whose ends are of the kind the question asks for (a date, a number, "
         "an entity) come first.",
     )
+    relation_coverage: bool = setting(
+        True,
+        "Plan (zero-shot and generated memories): a path that leaves out a relation the "
+        "question names outright counts for half as much, per relation left out.",
+    )
     zero_shot_choose: bool = setting(
         False,
         "Plan: zero-shot, let one LLM choose() among the top candidate paths.",

@@ -36,7 +36,8 @@ from middleware.methods.plan_answers import answer_across, answer_from_plan, ask
 from middleware.methods.run import Run
 from middleware.methods.steps import Candidates, final_answer, finish, ground
 from middleware.planning.memory import memory_location, open_memory
-from middleware.planning.planner import Planner, Planning
+from middleware.planning.planner import Planner
+from middleware.planning.plans import Planning
 from middleware.text.embeddings.encoders import Encoder
 from middleware.text.verbalize import Verbalizer
 

@@ -23,7 +23,8 @@ from middleware.methods.fan_out import fan_out
 from middleware.methods.links import merge_entities
 from middleware.methods.run import Run
 from middleware.methods.steps import Candidates, final_answer, finish, ground
-from middleware.planning.planner import Planner, Planning
+from middleware.planning.planner import Planner
+from middleware.planning.plans import Planning
 from middleware.text.linking import EntityLinker
 from middleware.text.verbalize import Verbalizer
 

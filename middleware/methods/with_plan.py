@@ -30,7 +30,8 @@ from middleware.methods.answer import Answer
 from middleware.methods.method import MethodBase
 from middleware.methods.plan import Plan, plan_evidence
 from middleware.methods.run import AnswerPolicy, PriorEvidence, Run
-from middleware.planning.planner import Planner, Planning
+from middleware.planning.planner import Planner
+from middleware.planning.plans import Planning
 
 
 class PlanningStage:

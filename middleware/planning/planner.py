@@ -20,29 +20,28 @@
 from __future__ import annotations
 
 import math
-from collections import Counter
-from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from dataclasses import replace
+from typing import Any
 
 from pyoxigraph import NamedNode
 
 from middleware.config.methods import PlanSettings
 from middleware.kg.base import SORT_WINDOW, KnowledgeGraph, Path
 from middleware.kg.capped import cut_note, follow_capped
-from middleware.kg.walks import RelationPath
 from middleware.planning.answer_types import asked_kind, ends_kind
 from middleware.planning.candidates import grow
 from middleware.planning.masking import MASK, mask, topic_spans, without_kind
 from middleware.planning.memory import PathMemory
+from middleware.planning.mentions import RelationMentions
+from middleware.planning.plans import Candidate, Mode, Plan, Planning
 from middleware.planning.question_words import QuestionWords
-from middleware.planning.relpaths import LENGTH_PRIOR, describe, ends, from_key, path_key, phrase
+from middleware.planning.relpaths import LENGTH_PRIOR, describe, from_key, path_key, phrase
 from middleware.planning.votes import votes_of
 from middleware.text.embeddings.encoders import Encoder, normalize
 from middleware.text.embeddings.index import VectorIndex
 from middleware.text.linking import EntityLinker
 from middleware.text.verbalize import Verbalizer
 
-Mode = Literal["learned", "generated", "zero-shot", "none"]
 # Zero-shot: the softmax temperature that turns scores into support (the length prior
 # added per hop count is LENGTH_PRIOR, in relpaths.py).
 TEMPERATURE = 0.05
@@ -51,90 +50,6 @@ TEMPERATURE = 0.05
 WIDEN = 4
 WIDER_SCALE = 1e-3
 KIND_SAMPLE = 20  # ends whose labels tell a plan's kind
-
-
-@dataclass(frozen=True)
-class Candidate:
-    """A relation path from a topic with its support (vote share or softmax score)."""
-
-    topic: NamedNode
-    span: str
-    path: RelationPath
-    support: float
-    wide: bool = False  # from the wider ring of neighbours: walked after the backup plan
-
-
-@dataclass(frozen=True)
-class Plan:
-    """A candidate that was walked and reached something."""
-
-    candidate: Candidate
-    walks: list[Path]
-    description: str
-    backup: bool = False  # the zero-shot plan added after unsure learned ones
-    generated: bool = False  # chosen by the vote of entries worded from the graph
-    kind: str = ""  # what its ends are (``answer_types.py``), where the question asked
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "topic": self.candidate.topic.value,
-            "path": path_key(self.candidate.path),
-            "reads": self.description,
-            "support": round(self.candidate.support, 4),
-            "walks": len(self.walks),
-            "backup": self.backup,
-            "generated": self.generated,
-            **({"kind": self.kind} if self.kind else {}),
-        }
-
-
-@dataclass
-class Planning:
-    """What the planner did: its mode, the plans that reached something, and why."""
-
-    mode: Mode
-    plans: list[Plan] = field(default_factory=list)
-    considered: list[Candidate] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-    # learned: per (span, topic IRI), the share of the nearest questions' vote for
-    # relation paths that do not start at the topic
-    unheld: dict[tuple[str, str], float] = field(default_factory=dict)
-    worded: set[str] = field(default_factory=set)  # voted paths generated entries chose
-    asked: str | None = None  # the kind of answer the question asks for, if it says
-
-    @property
-    def confidence(self) -> float:
-        return self.plans[0].candidate.support if self.plans else 0.0
-
-    @property
-    def unheld_share(self) -> float:
-        """How much of the vote asked for relation paths the best plan's topic lacks: a
-        question about a relation its entity does not have ("who directed" an actor)
-        is answered, if at all, along another path (0 zero-shot or with no plan)."""
-        if not self.plans:
-            return 0.0
-        best = self.plans[0].candidate
-        return self.unheld.get((best.span, best.topic.value), 0.0)
-
-    def answers(self) -> list[NamedNode]:
-        """The entities the best plan reaches, those that more of the other plans also
-        reach first (agreement between relation paths), then as ``ends`` orders them."""
-        if not self.plans:
-            return []
-        reached = Counter(node for plan in self.plans for node in set(ends(plan.walks)))
-        best = ends(self.plans[0].walks)
-        return sorted(best, key=lambda node: -reached[node])  # stable: ends' order kept
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "mode": self.mode,
-            "plans": [p.to_dict() for p in self.plans],
-            "considered": len(self.considered),
-            "confidence": round(self.confidence, 4),
-            "unheld": round(self.unheld_share, 4),
-            **({"asks_for": self.asked} if self.asked else {}),
-            "notes": list(self.notes),
-        }
 
 
 class Planner:
@@ -162,6 +77,7 @@ class Planner:
         self._index: VectorIndex[int] | None = None
         self._words: QuestionWords | None = None
         self._phrase_vectors: dict[str, Any] = {}  # a relation path's phrase, encoded once
+        self.mentions = RelationMentions(encoder, verbalizer)
 
     # -- the memory as an index ---------------------------------------------------------
     def index(self) -> VectorIndex[int]:
@@ -207,6 +123,8 @@ class Planner:
             candidates = self._vote(spans, vectors, unheld, worded)
         else:
             candidates = self._rank(spans, vectors)
+        if mode != "learned" and self.config.relation_coverage:
+            candidates = self._cover(question, candidates)
         planning = Planning(mode, considered=candidates, unheld=unheld, worded=worded)
         if not candidates:
             planning.notes.append(f"no {mode} relation path from the question's entities")
@@ -225,6 +143,20 @@ class Planner:
         if candidates and not planning.plans:
             planning.notes.append("no planned relation path reaches anything")
         return planning
+
+    def _cover(self, question: str, candidates: list[Candidate]) -> list[Candidate]:
+        """Zero-shot and generated candidates, their support times their coverage of
+        the relations the question names (``mentions.py``), best first."""
+        predicates = list(dict.fromkeys(p for c in candidates for p, _ in c.path))
+        named = {
+            span: self.mentions.named(mask(question, span), predicates)
+            for span in dict.fromkeys(c.span for c in candidates)
+        }
+        covered = [
+            replace(c, support=c.support * self.mentions.coverage(c.path, named[c.span]))
+            for c in candidates
+        ]
+        return sorted(covered, key=lambda c: (c.wide, -c.support, len(c.path), -len(c.span)))
 
     def _type(self, planning: Planning, question: str, candidates: list[Candidate]) -> None:
         """Plans whose ends are of the kind the question asks for come first; when no

@@ -292,7 +292,7 @@ def test_a_confident_plan_offers_only_its_steps(films: LocalStore) -> None:
 
 def test_plan_guide_reads_next_steps_and_ends_from_the_planned_walks(films: LocalStore) -> None:
     from middleware.methods.ksl.guide import PlanGuide
-    from middleware.planning.planner import Candidate, Plan, Planning
+    from middleware.planning.plans import Candidate, Plan, Planning
     from middleware.planning.relpaths import walked
 
     mann = films.search("Michael Mann")[0].iri
@@ -329,7 +329,7 @@ def test_the_relation_focus_offers_the_best_relation_paths_only(films: LocalStor
 
 def test_with_choices_the_planned_walks_that_reach_a_choice_guide(films: LocalStore) -> None:
     from middleware.methods.ksl.guide import PlanGuide
-    from middleware.planning.planner import Candidate, Plan, Planning
+    from middleware.planning.plans import Candidate, Plan, Planning
     from middleware.planning.relpaths import walked
 
     mann = films.search("Michael Mann")[0].iri

@@ -9,7 +9,8 @@ from pyoxigraph import NamedNode
 
 from middleware.config.methods import PlanSettings
 from middleware.kg.backends.local import LocalStore
-from middleware.planning.planner import Candidate, Planner
+from middleware.planning.planner import Planner
+from middleware.planning.plans import Candidate
 from middleware.planning.relpaths import path_key
 from middleware.text.embeddings import HashEncoder
 from middleware.text.linking import EntityLinker

@@ -17,7 +17,8 @@ from middleware.kg.base import Path as Path_
 from middleware.planning.learning import LearnReport, Lesson, learn
 from middleware.planning.memory import FILE_NAME, PathMemory, open_memory
 from middleware.planning.mining import mine
-from middleware.planning.planner import Candidate, Plan, Planner, Planning
+from middleware.planning.planner import Planner
+from middleware.planning.plans import Candidate, Plan, Planning
 from middleware.planning.relpaths import from_key
 from middleware.testing.graphs import ex, films_path
 from middleware.text.embeddings import HashEncoder

@@ -16,7 +16,7 @@ from pyoxigraph import NamedNode
 
 from middleware.kg.terms import Term
 from middleware.methods.ksl.walk import Guide
-from middleware.planning.planner import Planning
+from middleware.planning.plans import Planning
 
 
 class PlanGuide(Guide):

@@ -1,0 +1,73 @@
+"""Relations a question names: a plan that leaves one out comes after one that walks it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from middleware.config.methods import PlanSettings
+from middleware.kg.backends.local import LocalStore
+from middleware.planning.mentions import MISSED, RelationMentions, word_sequences
+from middleware.planning.planner import Planner
+from middleware.planning.plans import Candidate
+from middleware.testing.graphs import ex, films_path
+from middleware.text.embeddings import HashEncoder
+from middleware.text.linking import EntityLinker
+from middleware.text.verbalize import Verbalizer
+
+STARRED_IN = ((ex("starring"), False),)  # from an actor: the films they star in
+THEIR_DIRECTORS = ((ex("starring"), False), (ex("directedBy"), True))
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> LocalStore:
+    store = LocalStore(tmp_path / "films", profile="generic")
+    store.load([films_path()])
+    return store
+
+
+def test_word_sequences_leave_out_the_topic_and_function_words() -> None:
+    found = word_sequences("who are the directors of NE")
+    assert "directors" in found and "the" not in found and "ne" not in found
+
+
+def test_a_path_that_leaves_out_a_named_relation_covers_less(store: LocalStore) -> None:
+    mentions = RelationMentions(HashEncoder(), Verbalizer(store))
+    named = mentions.named(
+        "what was directed by the ones with NE", [ex("directedBy"), ex("starring")]
+    )
+    assert named[ex("directedBy")] > 0.99 > named[ex("starring")]
+    assert mentions.coverage(STARRED_IN, named) == MISSED
+    assert mentions.coverage(THEIR_DIRECTORS, named) == 1.0
+
+
+def planner(store: LocalStore, monkeypatch: pytest.MonkeyPatch, **config: object) -> Planner:
+    """A zero-shot planner whose ranking puts the films first, their directors second."""
+    made = Planner(
+        store,
+        HashEncoder(),
+        linker=EntityLinker(store),
+        verbalizer=Verbalizer(store),
+        config=PlanSettings(**config),  # type: ignore[arg-type]
+    )
+
+    def ranked(spans: list[tuple[str, object]], vectors: object) -> list[Candidate]:
+        span, topic = spans[0]
+        return [
+            Candidate(topic, span, STARRED_IN, 0.6),  # type: ignore[arg-type]
+            Candidate(topic, span, THEIR_DIRECTORS, 0.4),  # type: ignore[arg-type]
+        ]
+
+    monkeypatch.setattr(made, "_rank", ranked)
+    return made
+
+
+def test_the_plan_that_walks_every_named_relation_comes_first(
+    store: LocalStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    question = "Which films starring Kate Winslet were directed by somebody?"
+    best = planner(store, monkeypatch).plan(question).plans[0]
+    assert best.candidate.path == THEIR_DIRECTORS
+    off = planner(store, monkeypatch, relation_coverage=False).plan(question).plans[0]
+    assert off.candidate.path == STARRED_IN

@@ -232,7 +232,8 @@ class PlanSettings(MethodTable):
     )
     zero_shot_choose: bool = setting(
         False,
-        "Plan: zero-shot, let one LLM choose() among the top candidate paths.",
+        "Plan: zero-shot or with a memory from the graph alone, let one LLM choose() "
+        "among the plans walked.",
     )
 
 

@@ -100,13 +100,14 @@ class Plan(MethodBase):
                     f"the best plan is a zero-shot guess: {planning.plans[0].description}",
                     step,
                 )
-        if planning.mode == "zero-shot" and self.config.zero_shot_choose:
+        if planning.mode in ("zero-shot", "generated") and self.config.zero_shot_choose:
             self.choose_plan(run, planning)
         return planner, planning
 
     def choose_plan(self, run: Run, planning: Planning) -> None:
         """Step ``choose_plan``: one constrained LLM call puts its pick of the zero-shot
-        plans first (``plan_zero_shot_choose``); a reply naming none keeps the order."""
+        or generated plans first (``plan_zero_shot_choose``); a reply naming none keeps
+        the order."""
         options = list(
             dict.fromkeys(f"{p.candidate.span}: {p.description}" for p in planning.plans)
         )

@@ -11,7 +11,7 @@ from middleware.errors import ConfigError
 from middleware.kg.backends.local import LocalStore
 from middleware.planning import from_graph
 from middleware.planning.from_graph import GraphLessons, census_path, learn_from_graph
-from middleware.planning.memory import MemoryEntry, PathMemory
+from middleware.planning.memory import FILE_NAME, MemoryEntry, PathMemory
 from middleware.planning.mining import MinedPath
 from middleware.planning.planner import Planner
 from middleware.planning.relpaths import path_key
@@ -210,3 +210,23 @@ def test_a_census_of_another_graph_version_is_not_resumed(
     store.load([extra])
     report = learned(store, PathMemory.new(store, "hash"), where)
     assert not report.resumed  # type: ignore[attr-defined]
+
+
+def test_the_model_may_choose_among_generated_plans_too(store: LocalStore) -> None:
+    from middleware.llm.scripted import ScriptedLLM
+    from middleware.methods.plan import Plan
+
+    learned(store, PathMemory.new(store, "hash"), store.path / FILE_NAME)
+
+    def pick_last(prompt: str) -> str:
+        if "Options:" not in prompt:
+            return "?"
+        return prompt.rsplit("Options:\n", 1)[1].split("\nReply with", 1)[0].splitlines()[-1]
+
+    config = PlanSettings(zero_shot_choose=True, max_plans=3)
+    method = Plan(ScriptedLLM(default=pick_last), store, encoder=HashEncoder(), config=config)
+    answer = method.run("Who starred in Titanic?")
+    plan = next(s for s in answer.steps if s.name == "plan")
+    assert plan.parsed["mode"] == "generated"
+    chosen = next(s for s in answer.steps if s.name == "choose_plan")
+    assert chosen.llm_calls == 1 and chosen.parsed.startswith("Titanic: ")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import math
 import signal
 import threading
 from collections.abc import Callable
@@ -133,7 +134,8 @@ def lesson(
 )
 @click.option(
     "--minutes",
-    type=click.FloatRange(min=0.1),
+    type=click.FloatRange(min=0.1, max=7 * 24 * 60),
+    callback=lambda _ctx, _param, value: _finite(value),
     default=30.0,
     show_default=True,
     help="--from-graph: time allowed for growing paths (a later run continues).",
@@ -177,6 +179,16 @@ def learn_command(
                 "--from-graph learns with no questions; learn from --dataset in another run "
                 "(both kinds of entries are kept in one memory)"
             )
+        unused = {
+            "--limit": questions.limit,
+            "--folds": questions.folds,
+            "--fold": questions.fold,
+            "--workers": workers,
+            "--only-in-graph": questions.only_in_graph or None,
+        }
+        given = [name for name, value in unused.items() if value is not None]
+        if given:
+            raise click.UsageError(f"{', '.join(given)}: for --dataset, not --from-graph")
         learn_graph(
             work,
             where,
@@ -186,7 +198,7 @@ def learn_command(
             as_json=source.as_json,
         )
         return
-    chosen = questions.choose(settings, graph, held_out=False)
+    chosen = questions.choose(settings, graph, held_out=False, learning=True)
     refuse_shared_names(chosen)
     linker = work.linker()
     notes: list[str] = []
@@ -271,6 +283,13 @@ def learn_command(
             click.echo(f"  ... and {len(report.problems) - 20} more (--json lists all)")
     for warning in report.warnings:
         click.echo(f"kgmw: warning: {warning}", err=True)
+
+
+def _finite(value: float) -> float:
+    """A number of minutes that compares (NaN passes a range check, then never ends)."""
+    if not math.isfinite(value):
+        raise click.BadParameter("give a number of minutes, such as 30")
+    return value
 
 
 def _retryable(problem: str) -> bool:

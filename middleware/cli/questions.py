@@ -31,11 +31,14 @@ class QuestionArgs:
     fold: int | None
 
     def choose(
-        self, settings: Settings, graph: KnowledgeGraph, *, held_out: bool
+        self, settings: Settings, graph: KnowledgeGraph, *, held_out: bool, learning: bool = False
     ) -> list[QuestionSet]:
         """The questions, each dataset's notes printed to stderr."""
         if not self.datasets:
-            raise click.UsageError("give a question set with --dataset NAME (repeat for several)")
+            raise click.UsageError(
+                "give a question set with --dataset NAME (repeat for several)"
+                + (" or, to learn with no questions, --from-graph" if learning else "")
+            )
         keep = (lambda item: in_graph(item, graph)) if self.only_in_graph else None
         folder = Path(settings.eval_data_dir) if settings.eval_data_dir else None
         chosen = choose(

@@ -29,8 +29,10 @@ class EntitySampling:
         self, predicate: NamedNode, *, subjects: bool, limit: int, offset: int = 0
     ) -> list[NamedNode]:
         """Up to ``limit`` distinct IRIs that are subjects (or objects) of ``predicate``,
-        skipping the first ``offset`` in the engine's own order (no sort: its cost is
-        the offset and the limit, never the predicate's use count)."""
+        skipping the first ``offset`` in the engine's own order. Nothing is sorted, but
+        DISTINCT reads uses until it has ``offset + limit`` distinct entities: a side
+        with few of them (three genres over a million films) is read whole, and an
+        offset past them finds nothing (the caller then reads from the start)."""
         rows = self._select(
             "sample_subjects" if subjects else "sample_objects",
             predicate=predicate,

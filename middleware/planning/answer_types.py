@@ -1,58 +1,85 @@
 """Answer kinds: what a question asks for, and what a plan's ends are.
 
 Graphs such as MetaQA's or FB15k-237 declare no classes, so kinds come from what can
-be read off any graph: an end whose label is a year or a date is a ``date``, one that
-is a number is a ``number``, anything else an ``entity``. The question says which it
-wants by its English question word ("when", "what year", "how many", "who"), a rule
-of the language, the same for every graph. A plan whose ends are of another kind
-than the question asks for comes after those that match.
+be read off any graph: an end that is a date literal, or whose label is a year
+(1500-2099) or a date, is a ``date``; a numeric literal or a label that is a number is
+a ``number``; anything else an ``entity``. The question says which it wants by its
+English question words ("when", "what year", "how many", "who"), a rule of the
+language, the same for every graph; where it holds several, the first one counts
+("who starred in Heat when it came out" asks for people). A plan whose ends are of
+another kind than the question asks for comes after those that match.
 
 >>> asked_kind("When was Heat released?"), asked_kind("what was the release year of NE")
 ('date', 'date')
 >>> asked_kind("which films were released in the same year as NE"), asked_kind("who directed NE")
 (None, 'entity')
->>> ends_kind(["1995", "1996"]), ends_kind(["7.5"]), ends_kind(["Michael Mann", "1995"])
+>>> asked_kind("Who starred in NE when it was released?"), asked_kind("what movies share the year of NE")
+('entity', None)
+>>> ends_kind(["1995", "1996"]), ends_kind(["7.5", "1200"]), ends_kind(["Michael Mann", "1995"])
 ('date', 'number', 'entity')
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
-from typing import Literal
+from collections.abc import Iterable, Sequence
+from typing import Literal as KindName
 
-Kind = Literal["date", "number", "entity"]
+from pyoxigraph import Literal
 
-WH = r"(?:what|which|whose)"
+Kind = KindName["date", "number", "entity"]
+
+XSD = "http://www.w3.org/2001/XMLSchema#"
+DATE_TYPES = frozenset(XSD + t for t in ("date", "dateTime", "gYear", "gYearMonth"))
+NUMBER_TYPES = frozenset(
+    XSD + t for t in ("integer", "int", "long", "short", "decimal", "double", "float")
+)
+# "what year", "which year", "what was the release year", "what is its date"
 DATE_ASKED = re.compile(
-    rf"\bwhen\b|\b{WH}\s+(?:\w+\s+){{0,3}}?(?:year|date|decade|century)s?\b"
-    rf"|\b(?:year|date)s?\s+(?:\w+\s+)?(?:was|were|did|is|are)\b",
+    r"\bwhen\b|\b(?:what|which|whose)\s+(?:(?:is|was|are|were)\s+)?"
+    r"(?:(?:the|its|their|his|her)\s+)?(?:\w+\s+)?(?:year|date|decade|century)s?(?![\w-])",
     re.IGNORECASE,
 )
 NUMBER_ASKED = re.compile(r"\bhow\s+(?:many|much|long|old|tall|high)\b", re.IGNORECASE)
 ENTITY_ASKED = re.compile(r"\bwho(?:m|se)?\b|\bwhere\b", re.IGNORECASE)
-DATED = re.compile(r"^\d{3,4}$|^\d{4}-\d{2}(?:-\d{2})?(?:T[\d:]+Z?)?$|^\d{1,2}/\d{1,2}/\d{2,4}$")
+YEAR_OR_DATE = re.compile(
+    r"^(?:1[5-9]|20)\d\d$|^\d{4}-\d{2}(?:-\d{2})?(?:T[\d:.]+Z?)?$|^\d{1,2}/\d{1,2}/\d{2,4}$"
+)
 NUMBER = re.compile(r"^[+-]?\d+(?:[.,]\d+)*$")
 
 
 def asked_kind(question: str) -> Kind | None:
-    """The kind the question's words ask for; None when they do not say."""
-    if NUMBER_ASKED.search(question):
-        return "number"
-    if DATE_ASKED.search(question):
-        return "date"
-    if ENTITY_ASKED.search(question):
-        return "entity"
-    return None
+    """The kind the question's first question word asks for; None when none says."""
+    cues: tuple[tuple[re.Pattern[str], Kind], ...] = (
+        (NUMBER_ASKED, "number"),
+        (DATE_ASKED, "date"),
+        (ENTITY_ASKED, "entity"),
+    )
+    found = [(m.start(), kind) for pattern, kind in cues if (m := pattern.search(question))]
+    return min(found)[1] if found else None
 
 
-def ends_kind(labels: Sequence[str]) -> Kind:
-    """The kind most of a plan's end labels are (ties: entity)."""
-    texts = [t.strip() for t in labels if t.strip()]
-    dates = sum(bool(DATED.match(t)) for t in texts)
-    numbers = sum(bool(NUMBER.match(t)) and not DATED.match(t) for t in texts)
-    if texts and dates * 2 > len(texts):
+def term_kind(term: object, label: str) -> Kind:
+    """One end's kind: by a literal's datatype where it has one, else by its text."""
+    if isinstance(term, Literal) and term.datatype is not None:
+        if term.datatype.value in DATE_TYPES:
+            return "date"
+        if term.datatype.value in NUMBER_TYPES:
+            return "number"
+    text = label.strip()
+    if YEAR_OR_DATE.match(text):
         return "date"
-    if texts and numbers * 2 > len(texts):
+    if NUMBER.match(text):
         return "number"
+    return "entity"
+
+
+def ends_kind(labels: Sequence[str], terms: Iterable[object] | None = None) -> Kind:
+    """The kind more than half of a plan's ends are (else entity); ``terms``, where
+    given, are the ends themselves (a literal's datatype decides)."""
+    ends = list(terms) if terms is not None else [None] * len(labels)
+    kinds = [term_kind(t, text) for t, text in zip(ends, labels, strict=True) if text.strip()]
+    for kind in ("date", "number"):
+        if kinds and kinds.count(kind) * 2 > len(kinds):
+            return kind
     return "entity"

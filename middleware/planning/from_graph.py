@@ -18,16 +18,17 @@ import json
 import math
 import os
 import random
-import re
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pyoxigraph import Literal, NamedNode
+from pyoxigraph import NamedNode
 
 from middleware.errors import BadRequest, ConfigError
 from middleware.kg.base import KnowledgeGraph
+from middleware.kg.identity import source_identity
+from middleware.planning.answer_types import ends_kind
 from middleware.planning.candidates import grow
 from middleware.planning.memory import MemoryEntry, PathMemory, fingerprint
 from middleware.planning.mining import MinedPath
@@ -39,7 +40,6 @@ from middleware.text.verbalize import Verbalizer
 
 GENERATED = "graph:"  # the key prefix of generated entries
 SPREAD = 2000  # a role's sample starts at a seeded offset below this
-DATED = re.compile(r"^\d{3,4}$|^\d{4}-\d{2}(-\d{2})?")
 DATED_SAMPLE = 20  # ends read to tell whether a path ends at dates
 LABEL_PROBE = 200  # sampled topics whose labels are looked up before anything is grown
 
@@ -162,31 +162,34 @@ def take_census(
         census.save(where)
 
 
-def dated(graph: KnowledgeGraph, verbalizer: Verbalizer, topic: str, key: str) -> bool:
-    """True when most of the ends a path reaches from ``topic`` read as years or dates."""
+def dated(graph: KnowledgeGraph, topic: str, key: str) -> bool:
+    """True when most of the ends a path reaches from ``topic`` are dates (the planner's
+    own reading of kinds, ``answer_types.py``)."""
     walks = graph.follow(NamedNode(topic), from_key(key), limit=DATED_SAMPLE)
-    ends = [w.nodes[-1] for w in walks]
-    if not ends:
-        return False
-    names = graph.labels([e for e in ends if isinstance(e, NamedNode)])
-    texts = [e.value if isinstance(e, Literal) else names.get(e, "") for e in ends]
-    return sum(bool(DATED.match(t.strip())) for t in texts) * 2 > len(texts)
+    ends = list(dict.fromkeys(w.nodes[-1] for w in walks))
+    names = graph.labels(ends)
+    return ends_kind([names.get(e, "") for e in ends], ends) == "date"
 
 
 def generated_entries(
     graph: KnowledgeGraph, verbalizer: Verbalizer, census: Census, config: GraphLessons
 ) -> list[MemoryEntry]:
-    """One entry per wording of each path in the census, the paths most topics have
-    first, at most ``max_paths`` paths."""
+    """One entry per wording of each path in the census: every 1-hop path (a relation
+    few entities have is still asked about), then the longer paths at least
+    ``min_share`` of the topics have, the most common first; ``max_paths`` paths."""
     least = max(1, math.ceil(config.min_share * census.done))
     ranked = sorted(
-        ((key, seen) for key, seen in census.paths.items() if seen[0] >= least),
-        key=lambda kv: (-kv[1][0], len(kv[0]), kv[0]),
+        (
+            (key, seen)
+            for key, seen in census.paths.items()
+            if seen[0] >= least or len(from_key(key)) == 1
+        ),
+        key=lambda kv: (len(from_key(kv[0])) > 1, -kv[1][0], len(kv[0]), kv[0]),
     )
     entries = []
     for key, (count, example) in ranked[: config.max_paths]:
         path = from_key(key)
-        texts = wordings(readings(path, verbalizer), dated=dated(graph, verbalizer, example, key))
+        texts = wordings(readings(path, verbalizer), dated=dated(graph, example, key))
         mined = MinedPath(key, example, int(count), 0)
         entries += [
             MemoryEntry(f"{GENERATED}{key}#{i}", text, [mined], str(len(path)), generated=True)
@@ -223,14 +226,15 @@ def learn_from_graph(
     is a ConfigError: the planner could not link a question to them."""
     report = GraphReport()
     where = census_path(path)
-    settings = asdict(config)
+    settings = census_settings(graph, config)
     now = fingerprint(graph)
     census = Census.resume(where, settings, now)
     if census is None:
         topics = sample_topics(graph, config)
-        if topics and not graph.labels(topics[:LABEL_PROBE]):
+        probe = topics[:: math.ceil(len(topics) / LABEL_PROBE) or 1]  # across all relations
+        if probe and not graph.labels(probe):
             raise ConfigError(
-                f"none of {min(len(topics), LABEL_PROBE)} entities sampled from the graph "
+                f"none of {len(probe)} entities sampled from the graph "
                 f"{graph.name!r} has a label, so no question could be linked to them",
                 hint="load labels with the data (rdfs:label, or the profile's "
                 "label_predicates), or choose the profile that names them (--profile)",
@@ -238,10 +242,14 @@ def learn_from_graph(
         census = Census(settings, now, [t.value for t in topics])
     else:
         report.resumed = True
+        census.stopped = ""
     take_census(graph, census, config, where=where, progress=progress)
     report.topics, report.grown, report.paths = len(census.topics), census.done, len(census.paths)
     if census.stopped:
-        report.warnings.append(census.stopped + " (a larger budget continues it)")
+        report.warnings.append(
+            census.stopped + "; the memory holds the paths found so far, and the same "
+            "command continues the rest (give it more --minutes)"
+        )
     entries = generated_entries(graph, verbalizer, census, config)
     report.kept_paths = len({e.paths[0].key for e in entries})
     report.entries = len(entries)
@@ -251,8 +259,30 @@ def learn_from_graph(
         )
     kept = {k: e for k, e in memory.entries.items() if not e.generated}
     memory.entries = kept | {e.key: e for e in entries}
-    memory.fingerprint = now
+    if kept and memory.fingerprint and memory.fingerprint != now:
+        # the learned entries were mined on the graph as it was: stay stale until
+        # `kgmw learn --dataset` mines them again
+        report.warnings.append(
+            f"{len(kept)} learned entries were mined before the graph was loaded again; "
+            "run kgmw learn --dataset again to mine them anew"
+        )
+    else:
+        memory.fingerprint = now
+    memory.learned_from.append({"from_graph": {**asdict(config), "entries": len(entries)}})
     memory.vectors = encoder.encode([e.question for e in memory.entries.values()])
     memory.save(path)
-    where.unlink(missing_ok=True)
+    if not census.stopped:  # a run stopped by its time keeps its census to continue
+        where.unlink(missing_ok=True)
     return report
+
+
+def census_settings(graph: KnowledgeGraph, config: GraphLessons) -> dict[str, Any]:
+    """What a census depends on: the source and the sampling (not the time allowed,
+    nor how many of its paths a memory keeps)."""
+    return {
+        "source": source_identity(graph),
+        "per_role": config.per_role,
+        "max_hops": config.max_hops,
+        "topic_queries": config.topic_queries,
+        "seed": config.seed,
+    }

@@ -141,6 +141,15 @@ class _LearnRun:
         """Learn the lessons not yet in the memory, saving every ``save_every``."""
         memory, report = self.memory, self.report
         same_source = memory.fingerprint == fingerprint(self.graph)
+        generated = [k for k, e in memory.entries.items() if e.generated]
+        if not same_source and memory.fingerprint and generated:
+            # worded from the graph as it was: dropped, not passed off as current
+            for key in generated:
+                del memory.entries[key]
+            report.warnings.append(
+                f"{len(generated)} entries generated from the graph before it was loaded "
+                "again were dropped; run kgmw learn --from-graph again"
+            )
         memory.fingerprint = fingerprint(self.graph)
         todo = [lesson for lesson in lessons if not (same_source and lesson.key in memory.entries)]
         report.skipped = len(lessons) - len(todo)

@@ -35,7 +35,7 @@ from middleware.planning.memory import PathMemory
 from middleware.planning.mentions import RelationMentions
 from middleware.planning.plans import Candidate, Mode, Plan, Planning
 from middleware.planning.question_words import QuestionWords
-from middleware.planning.relpaths import LENGTH_PRIOR, describe, from_key, path_key, phrase
+from middleware.planning.relpaths import LENGTH_PRIOR, describe, ends, from_key, path_key, phrase
 from middleware.planning.votes import votes_of
 from middleware.text.embeddings.encoders import Encoder, normalize
 from middleware.text.embeddings.index import VectorIndex
@@ -88,8 +88,9 @@ class Planner:
             if self.memory.vectors is None or len(self.memory.vectors) != len(entries):
                 self.memory.vectors = self.encoder.encode([e.question for e in entries])
             vectors = normalize(self.memory.vectors)
-            self._index = VectorIndex(dim=vectors.shape[1])
-            self._index.add(vectors, list(range(len(entries))))
+            index: VectorIndex[int] = VectorIndex(dim=vectors.shape[1])
+            index.add(vectors, list(range(len(entries))))
+            self._index = index  # published once full: another thread may read it now
         return self._index
 
     def question_words(self) -> QuestionWords:
@@ -123,8 +124,8 @@ class Planner:
             candidates = self._vote(spans, vectors, unheld, worded)
         else:
             candidates = self._rank(spans, vectors)
-        if mode != "learned" and self.config.relation_coverage:
-            candidates = self._cover(question, candidates)
+        if self.config.relation_coverage:  # not for the paths users' questions chose
+            candidates = self._cover(question, candidates, mode == "learned", worded)
         planning = Planning(mode, considered=candidates, unheld=unheld, worded=worded)
         if not candidates:
             planning.notes.append(f"no {mode} relation path from the question's entities")
@@ -144,9 +145,14 @@ class Planner:
             planning.notes.append("no planned relation path reaches anything")
         return planning
 
-    def _cover(self, question: str, candidates: list[Candidate]) -> list[Candidate]:
-        """Zero-shot and generated candidates, their support times their coverage of
-        the relations the question names (``mentions.py``), best first."""
+    def _cover(
+        self, question: str, candidates: list[Candidate], learned: bool, worded: set[str]
+    ) -> list[Candidate]:
+        """Candidates, their support times their coverage of the relations the
+        question names (``mentions.py``), best first; in a ``learned`` memory, only
+        those that generated entries chose (``worded``)."""
+        if learned and not worded:
+            return candidates
         predicates = list(dict.fromkeys(p for c in candidates for p, _ in c.path))
         named = {
             span: self.mentions.named(mask(question, span), predicates)
@@ -154,6 +160,8 @@ class Planner:
         }
         covered = [
             replace(c, support=c.support * self.mentions.coverage(c.path, named[c.span]))
+            if not learned or path_key(c.path) in worded
+            else c
             for c in candidates
         ]
         return sorted(covered, key=lambda c: (c.wide, -c.support, len(c.path), -len(c.span)))
@@ -161,14 +169,23 @@ class Planner:
     def _type(self, planning: Planning, question: str, candidates: list[Candidate]) -> None:
         """Plans whose ends are of the kind the question asks for come first; when no
         walked plan's are, up to ``2 × max_plans`` more candidates are walked for one.
-        The question is read without its topic's name ("When the Game Stands Tall")."""
+        The question is read without the names of its linked spans ("When the Game
+        Stands Tall"). A plan that reaches only literals answers nothing (answers are
+        entities), so it never counts as matching."""
         if not planning.plans:
             return
-        planning.asked = asked = asked_kind(mask(question, planning.plans[0].candidate.span))
+        unnamed = question
+        for span in dict.fromkeys(c.span for c in planning.considered):
+            unnamed = mask(unnamed, span)
+        planning.asked = asked = asked_kind(unnamed)
         if asked is None:
             return
+
+        def fits(plan: Plan) -> bool:
+            return plan.kind == asked and bool(ends(plan.walks))
+
         plans = [replace(p, kind=self._ends_kind(p)) for p in planning.plans]
-        if all(p.kind != asked for p in plans):
+        if not any(fits(p) for p in plans):
             walked = {(p.candidate.topic, p.candidate.path) for p in plans}
             more = [c for c in candidates if (c.topic, c.path) not in walked]
             for candidate in more[: 2 * self.config.max_plans]:
@@ -178,11 +195,11 @@ class Planner:
                 reads = describe(candidate.path, self.verbalizer)
                 worded = path_key(candidate.path) in planning.worded
                 plan = Plan(candidate, walks, reads, generated=worded)
-                if (kind := self._ends_kind(plan)) == asked:
-                    plans.append(replace(plan, kind=kind))
+                if fits(plan := replace(plan, kind=self._ends_kind(plan))):
+                    plans.append(plan)
                     break
-        planning.plans = sorted(plans, key=lambda p: p.kind != asked)  # stable
-        if planning.plans[0].kind != plans[0].kind:
+        planning.plans = sorted(plans, key=lambda p: not fits(p))  # stable
+        if planning.plans[0] is not plans[0]:
             planning.notes.append(
                 f"the question asks for a {asked}: {planning.plans[0].description} comes "
                 f"before {plans[0].description}, whose ends are of kind {plans[0].kind}"
@@ -191,7 +208,8 @@ class Planner:
     def _ends_kind(self, plan: Plan) -> str:
         """The kind of the plan's ends (literals too: a date is often one)."""
         reached = list(dict.fromkeys(w.nodes[-1] for w in plan.walks))[:KIND_SAMPLE]
-        return ends_kind(list(self.graph.labels(reached).values()))
+        names = self.graph.labels(reached)
+        return ends_kind([names.get(t, "") for t in reached], reached)
 
     def _backup(self, planning: Planning, spans: list[tuple[str, NamedNode]], vectors: Any) -> None:
         """One zero-shot plan after the learned ones, when those are unsure: its walks
@@ -236,7 +254,10 @@ class Planner:
             unheld[(span, topic.value)] = float(sum(lacking))
             usable = []
             # the nearest neighbours vote; the wider ring only adds paths after theirs
-            for votes, scale in ((nearest, 1.0), (votes_of(hits[k:], entries), WIDER_SCALE)):
+            for votes, scale in (
+                (nearest, 1.0),
+                (votes_of(hits[k:], entries, worded), WIDER_SCALE),
+            ):
                 found_here = []
                 for key, share in votes.items():
                     path = from_key(key)

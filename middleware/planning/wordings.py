@@ -28,6 +28,9 @@ from middleware.planning.masking import MASK
 from middleware.text.verbalize import Verbalizer
 
 REVERSED = " (reversed)"  # the verbalizer's mark of a relation with no inverse reading
+PREPOSITIONS = frozenset(
+    ["by", "in", "to", "for", "from", "at", "on", "with", "into", "as", "about", "over", "under"]
+)
 AUXILIARY = re.compile(r"^(has|have|had|is|was|are|were)\s+", re.IGNORECASE)
 
 
@@ -41,8 +44,8 @@ class Reading:
 
 
 def readings(path: RelationPath, verbalizer: Verbalizer) -> list[Reading]:
-    """Each step's two readings, from the topic out. A relation with no inverse label
-    reads "X of" on the side that lacks one ("nationality of NE")."""
+    """Each step's two readings, from the topic out (``_reading`` where the profile
+    gives a relation no inverse label)."""
     found = []
     for predicate, forward in path:
         answer_side = _reading(verbalizer, predicate, not forward)
@@ -52,11 +55,18 @@ def readings(path: RelationPath, verbalizer: Verbalizer) -> list[Reading]:
 
 
 def _reading(verbalizer: Verbalizer, predicate: NamedNode, forward: bool) -> str:
+    """A relation's reading one way; where the profile gives none, one made from the
+    other: "part of" reads "has part", "nationality" reads "nationality of", and a
+    label that ends in another preposition ("directed by") keeps its reversed mark."""
     text = verbalizer.relation(predicate, forward=forward)
-    if text.endswith(REVERSED):
-        text = text.removesuffix(REVERSED)
-        return text if text.endswith(" of") else f"{text} of"
-    return text
+    if not text.endswith(REVERSED):
+        return text
+    base = text.removesuffix(REVERSED)
+    if base.endswith(" of"):
+        return "has " + base.removesuffix(" of")
+    if base.rsplit(" ", 1)[-1] in PREPOSITIONS:
+        return text
+    return f"{base} of"
 
 
 def wordings(steps: Sequence[Reading], *, dated: bool = False) -> list[str]:

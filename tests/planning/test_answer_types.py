@@ -5,10 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from pyoxigraph import NamedNode
+from pyoxigraph import Literal, NamedNode
 
 from middleware.config.methods import PlanSettings
 from middleware.kg.backends.local import LocalStore
+from middleware.planning.answer_types import XSD, asked_kind, ends_kind
 from middleware.planning.planner import Planner
 from middleware.planning.plans import Candidate
 from middleware.planning.relpaths import path_key
@@ -21,8 +22,9 @@ DATA = f"""@prefix ex: <{EX}> .
 @prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .
 @prefix xsd: <http://www.w3.org/2001/XMLSchema#> .
 ex:Harry rdfs:label "When Harry Met Sally" ; ex:directedBy ex:Reiner ;
-    ex:releaseYear "1989"^^xsd:gYear .
+    ex:releaseYear ex:Y1989 ; ex:releaseDate "1989-07-12"^^xsd:date .
 ex:Reiner rdfs:label "Rob Reiner" .
+ex:Y1989 rdfs:label "1989" .
 """
 DIRECTED = path_key(((NamedNode(EX + "directedBy"), True),))
 
@@ -48,10 +50,10 @@ def planner(store: LocalStore, monkeypatch: pytest.MonkeyPatch, **config: object
 
     def ranked(spans: list[tuple[str, object]], vectors: object) -> list[Candidate]:
         span, topic = spans[0]
-        steps = sorted(store.relation_steps([topic]), key=lambda s: "releaseYear" in s[0].value)
+        order = ("directedBy", "releaseDate", "releaseYear")
         return [
-            Candidate(topic, span, (step,), support)  # type: ignore[arg-type]
-            for step, support in zip(steps, (0.7, 0.3), strict=False)
+            Candidate(topic, span, ((NamedNode(EX + name), True),), support)  # type: ignore[arg-type]
+            for name, support in zip(order, (0.6, 0.3, 0.1), strict=True)
         ]
 
     monkeypatch.setattr(made, "_rank", ranked)
@@ -64,7 +66,10 @@ def test_a_date_question_puts_the_plan_that_reaches_a_date_first(
     planning = planner(store, monkeypatch).plan("In what year did When Harry Met Sally come out?")
     assert planning.asked == "date"
     best = planning.plans[0]
+    # the release date is a literal: a plan reaching only literals answers nothing
     assert best.kind == "date" and "releaseYear" in path_key(best.candidate.path)
+    dated = next(p for p in planning.plans if "releaseDate" in path_key(p.candidate.path))
+    assert dated.kind == "date" and planning.plans.index(dated) > 0
     assert any("asks for a date" in note for note in planning.notes)
     assert planning.to_dict()["asks_for"] == "date"
 
@@ -74,6 +79,8 @@ def test_a_topic_named_when_does_not_make_the_question_ask_for_a_date(
 ) -> None:
     planning = planner(store, monkeypatch).plan("Who directed When Harry Met Sally?")
     assert planning.asked == "entity"
+    also = planner(store, monkeypatch).plan("Who made When Harry Met Sally when it came out?")
+    assert also.asked == "entity"  # the first question word counts
     assert path_key(planning.plans[0].candidate.path) == DIRECTED
     assert planning.plans[0].kind == "entity"
 
@@ -83,3 +90,28 @@ def test_answer_types_can_be_turned_off(store: LocalStore, monkeypatch: pytest.M
         "In what year did When Harry Met Sally come out?"
     )
     assert planning.asked is None and path_key(planning.plans[0].candidate.path) == DIRECTED
+
+
+@pytest.mark.parametrize(
+    ("question", "kind"),
+    [
+        ("what movies share the year of NE", None),
+        ("what year-end lists include NE", None),
+        ("NE was released in which year", "date"),
+        ("what was the release date of NE", "date"),
+        ("how much was the budget of NE", "number"),
+        ("who starred in NE when it was released", "entity"),
+    ],
+)
+def test_the_question_words_that_ask_for_a_kind(question: str, kind: str | None) -> None:
+    assert asked_kind(question) == kind
+
+
+def test_numbers_that_are_not_years_read_as_numbers() -> None:
+    assert ends_kind(["1000", "1413", "1200"]) == "number"
+    assert ends_kind(["1989", "2004"]) == "date"
+    typed = [Literal("1200", datatype=NamedNode(XSD + "integer"))]
+    assert ends_kind(["1200"], typed) == "number"
+    assert (
+        ends_kind(["July"], [Literal("1989-07", datatype=NamedNode(XSD + "gYearMonth"))]) == "date"
+    )

@@ -14,7 +14,7 @@ from middleware.planning.from_graph import GraphLessons, census_path, learn_from
 from middleware.planning.memory import FILE_NAME, MemoryEntry, PathMemory
 from middleware.planning.mining import MinedPath
 from middleware.planning.planner import Planner
-from middleware.planning.relpaths import path_key
+from middleware.planning.relpaths import from_key, path_key
 from middleware.planning.wordings import Reading, wordings
 from middleware.testing.graphs import ex, films_path
 from middleware.text.embeddings import HashEncoder
@@ -230,3 +230,132 @@ def test_the_model_may_choose_among_generated_plans_too(store: LocalStore) -> No
     assert plan.parsed["mode"] == "generated"
     chosen = next(s for s in answer.steps if s.name == "choose_plan")
     assert chosen.llm_calls == 1 and chosen.parsed.startswith("Titanic: ")
+
+
+def test_a_run_stopped_by_its_time_keeps_its_census_and_a_later_run_continues(
+    store: LocalStore, tmp_path: Path
+) -> None:
+    where = tmp_path / "memory.json"
+    first = learned(store, PathMemory.new(store, "hash"), where, seconds=-1.0)
+    assert first.grown == 0 and any("continues" in w for w in first.warnings)  # type: ignore[attr-defined]
+    assert census_path(where).is_file()
+    later = learned(store, PathMemory.load(where), where, seconds=60.0)
+    assert later.resumed and later.grown == later.topics > 0  # type: ignore[attr-defined]
+    assert not census_path(where).exists()
+
+
+def test_a_relation_few_entities_have_is_still_worded(store: LocalStore, tmp_path: Path) -> None:
+    memory = PathMemory.new(store, "hash")
+    learned(store, memory, tmp_path / "m.json", min_share=0.9)  # longer paths: none kept
+    kept = {e.paths[0].key for e in memory.entries.values()}
+    assert path_key(((ex("marriedTo"), True),)) in kept  # one triple in the whole graph
+    assert all(len(from_key(k)) == 1 for k in kept)
+
+
+def test_unlabeled_entities_first_do_not_refuse_a_labeled_graph(
+    store: LocalStore, tmp_path: Path
+) -> None:
+    rows = [
+        f"<http://a.org/s{i}_{j}> <http://a.org/aaa{i}> <http://a.org/o{i}_{j}> ."
+        for i in range(1, 7)
+        for j in range(30)
+    ]
+    extra = tmp_path / "unlabeled.nt"
+    extra.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    store.load([extra])
+    report = learned(store, PathMemory.new(store, "hash"), tmp_path / "m.json")
+    assert report.entries > 0  # type: ignore[attr-defined]
+
+
+def test_stale_learned_entries_stay_stale_after_learning_from_the_graph(
+    store: LocalStore, tmp_path: Path
+) -> None:
+    memory = PathMemory.new(store, "hash")
+    memory.add(MemoryEntry("q/1", "who made NE?", [MinedPath(DIRECTED_BY, "", 1, 0)]))
+    memory.fingerprint = {"generation": "an older one"}
+    report = learned(store, memory, tmp_path / "m.json")
+    assert memory.fingerprint == {"generation": "an older one"}
+    assert any("learn --dataset again" in w for w in report.warnings)  # type: ignore[attr-defined]
+    assert memory.check(store)  # the stale warning stays
+
+
+def test_learning_questions_on_a_reloaded_graph_drops_generated_entries(
+    store: LocalStore, tmp_path: Path
+) -> None:
+    from middleware.planning.learning import Lesson, learn
+
+    where = tmp_path / "m.json"
+    memory = PathMemory.new(store, "hash")
+    learned(store, memory, where)
+    extra = tmp_path / "more.nt"
+    extra.write_text(f"<{ex('Heat').value}> <{ex('directedBy').value}> <{ex('Mann').value}> .\n")
+    store.load([extra])
+    lesson = Lesson("q/1", "Who directed Inception?", (ex("Inception"),), (ex("Nolan"),))
+    report = learn(
+        store,
+        memory,
+        [lesson],
+        path=where,
+        linker=EntityLinker(store),
+        encoder=HashEncoder(),
+        progress=False,
+        workers=1,
+    )
+    assert not any(e.generated for e in memory.entries.values())
+    assert any("learn --from-graph again" in w for w in report.warnings)
+
+
+def test_a_relation_with_no_inverse_label_reads_its_other_way_by_its_form() -> None:
+    from pyoxigraph import NamedNode
+
+    from middleware.kg.relations import RelationCatalog, RelationInfo
+    from middleware.planning.wordings import readings
+
+    catalog = {
+        "http://x/partOf": RelationInfo("http://x/partOf", "part of"),
+        "http://x/directedBy": RelationInfo("http://x/directedBy", "directed by"),
+        "http://x/nationality": RelationInfo("http://x/nationality", "nationality"),
+    }
+    verbalizer = Verbalizer(relations=RelationCatalog(catalog))
+    part, directed, nation = (NamedNode(k) for k in catalog)
+    assert readings(((part, True),), verbalizer)[0].answer_side == "has part"
+    assert readings(((nation, True),), verbalizer)[0].answer_side == "nationality of"
+    assert readings(((directed, True),), verbalizer)[0].answer_side == "directed by (reversed)"
+
+
+def test_plans_from_the_wider_ring_of_generated_entries_say_so(
+    store: LocalStore, tmp_path: Path
+) -> None:
+    where = tmp_path / "m.json"
+    learned(store, PathMemory.new(store, "hash"), where)
+    made = Planner(
+        store,
+        HashEncoder(),
+        linker=EntityLinker(store),
+        verbalizer=Verbalizer(store),
+        config=PlanSettings(neighbours=1, backup_below=0.0),
+        memory=PathMemory.load(where),
+    )
+    planning = made.plan("Who directed Inception?")
+    wide = [c for c in planning.considered if c.wide]
+    assert wide and all(path_key(c.path) in planning.worded for c in wide)
+
+
+def test_the_index_is_shared_only_once_it_is_full(
+    store: LocalStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from middleware.text.embeddings.index import VectorIndex
+
+    where = tmp_path / "m.json"
+    learned(store, PathMemory.new(store, "hash"), where)
+    made = planner(store, PathMemory.load(where))
+    seen: list[object] = []
+    real_add = VectorIndex.add
+
+    def add(self: VectorIndex[int], *args: object, **kwargs: object) -> None:
+        seen.append(made._index)  # what another thread would read meanwhile
+        real_add(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(VectorIndex, "add", add)
+    made.index()
+    assert seen == [None]

@@ -198,4 +198,15 @@ def test_learn_without_questions_or_the_graph_says_what_to_give(
     capsys: pytest.CaptureFixture[str], store: Path
 ) -> None:
     code, _, err = run(capsys, "learn", "--store", str(store), "--no-progress")
-    assert code == 2 and "--dataset NAME" in err
+    assert code == 2 and "--dataset NAME" in err and "--from-graph" in err
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [("--limit", "5"), ("--folds", "5", "--fold", "0"), ("--workers", "2"), ("--minutes", "nan")],
+)
+def test_learn_from_the_graph_refuses_options_it_would_ignore(
+    capsys: pytest.CaptureFixture[str], store: Path, extra: tuple[str, ...]
+) -> None:
+    code, _, err = run(capsys, "learn", "--from-graph", "--store", str(store), *extra)
+    assert (code == 2 and extra[0] in err) or "minutes" in err

@@ -11,6 +11,7 @@ from middleware.kg.backends.local import LocalStore
 from middleware.planning.mentions import MISSED, RelationMentions, word_sequences
 from middleware.planning.planner import Planner
 from middleware.planning.plans import Candidate
+from middleware.planning.relpaths import path_key
 from middleware.testing.graphs import ex, films_path
 from middleware.text.embeddings import HashEncoder
 from middleware.text.linking import EntityLinker
@@ -71,3 +72,20 @@ def test_the_plan_that_walks_every_named_relation_comes_first(
     assert best.candidate.path == THEIR_DIRECTORS
     off = planner(store, monkeypatch, relation_coverage=False).plan(question).plans[0]
     assert off.candidate.path == STARRED_IN
+
+
+def test_in_a_learned_memory_only_paths_generated_entries_chose_are_covered(
+    store: LocalStore,
+) -> None:
+    made = Planner(store, HashEncoder(), linker=EntityLinker(store), verbalizer=Verbalizer(store))
+    topic = ex("Winslet")
+    candidates = [
+        Candidate(topic, "Kate Winslet", STARRED_IN, 0.6),
+        Candidate(topic, "Kate Winslet", ((ex("marriedTo"), True),), 0.5),
+        Candidate(topic, "Kate Winslet", THEIR_DIRECTORS, 0.4),
+    ]
+    question = "Which films starring Kate Winslet were directed by somebody?"
+    users = made._cover(question, candidates, True, set())
+    assert [c.support for c in users] == [0.6, 0.5, 0.4]
+    worded = made._cover(question, candidates, True, {path_key(STARRED_IN)})
+    assert [c.support for c in worded] == [0.5, 0.4, 0.6 * MISSED]

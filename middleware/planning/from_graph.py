@@ -269,7 +269,8 @@ def learn_from_graph(
     else:
         memory.fingerprint = now
     memory.learned_from.append({"from_graph": {**asdict(config), "entries": len(entries)}})
-    memory.vectors = encoder.encode([e.question for e in memory.entries.values()])
+    texts = [e.question for e in memory.entries.values()]
+    memory.vectors = encoder.encode(texts) if texts else None  # nothing to encode: no warning
     memory.save(path)
     if not census.stopped:  # a run stopped by its time keeps its census to continue
         where.unlink(missing_ok=True)

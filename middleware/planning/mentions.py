@@ -20,56 +20,12 @@ from pyoxigraph import NamedNode
 from middleware.kg.walks import RelationPath
 from middleware.planning.masking import MASK
 from middleware.text.embeddings.encoders import Encoder, normalize
+from middleware.text.spans import STOPWORDS
 from middleware.text.verbalize import Verbalizer
 
 NAMED = 0.8  # a relation is named when a word sequence reads this close to a reading
 MISSED = 0.5  # the factor per named relation a plan leaves out
-FUNCTION_WORDS = frozenset(
-    [
-        "the",
-        "a",
-        "an",
-        "of",
-        "in",
-        "on",
-        "at",
-        "by",
-        "to",
-        "for",
-        "with",
-        "from",
-        "as",
-        "is",
-        "was",
-        "are",
-        "were",
-        "be",
-        "been",
-        "being",
-        "what",
-        "which",
-        "who",
-        "whom",
-        "whose",
-        "when",
-        "where",
-        "how",
-        "did",
-        "does",
-        "do",
-        "that",
-        "this",
-        "those",
-        "these",
-        "and",
-        "or",
-        "it",
-        "its",
-        "their",
-        "his",
-        "her",
-    ]
-)
+FUNCTION_WORDS = STOPWORDS | {"as", "been", "being", "from", "her", "his", "it", "its", "their"}
 WORD = re.compile(r"[\w'-]+")
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -37,6 +38,16 @@ def questions(tmp_path: Path) -> Path:
     return path
 
 
+def ask_plan(capsys: pytest.CaptureFixture[str], store: Path, question: str) -> dict[str, Any]:
+    """``kgmw ask QUESTION --method plan --json`` over the store, its answer as JSON."""
+    code, out, err = run(
+        capsys, "ask", question, "--method", "plan", "--store", str(store), "--json"
+    )
+    assert code == 0, err
+    answer: dict[str, Any] = json.loads(out)
+    return answer
+
+
 def learn(capsys: pytest.CaptureFixture[str], questions: Path, *extra: str) -> tuple[int, str, str]:
     return run(capsys, "learn", "--dataset", str(questions), "--no-progress", *extra)
 
@@ -65,18 +76,7 @@ def test_plan_answers_from_the_learned_memory(
     assert learn(capsys, questions, "--store", str(store))[0] == 0
     llm = first_option_or("Ada Lovelace")
     monkeypatch.setattr(workspace_module, "open_llm", lambda settings: llm)
-    code, out, err = run(
-        capsys,
-        "ask",
-        "Which film shares a director with Avatar?",
-        "--method",
-        "plan",
-        "--store",
-        str(store),
-        "--json",
-    )
-    assert code == 0, err
-    answer = json.loads(out)
+    answer = ask_plan(capsys, store, "Which film shares a director with Avatar?")
     assert (
         answer["answer"] == "Titanic" and answer["grounded"] and answer["usage"]["llm_calls"] == 0
     )
@@ -170,18 +170,7 @@ def test_learn_from_the_graph_needs_no_questions(
     assert "relation paths found" in out and "generated entries" in out
     saved = json.loads((store / FILE_NAME).read_text())
     assert saved["counts"]["generated"] == saved["counts"]["entries"] > 0
-    code, out, err = run(
-        capsys,
-        "ask",
-        "Who directed Inception?",
-        "--method",
-        "plan",
-        "--store",
-        str(store),
-        "--json",
-    )
-    assert code == 0, err
-    answer = json.loads(out)
+    answer = ask_plan(capsys, store, "Who directed Inception?")
     plan = next(s for s in answer["steps"] if s["name"] == "plan")["parsed"]
     assert plan["mode"] == "generated" and plan["plans"][0]["generated"] is True
     assert "Christopher Nolan" in (answer["answer"] or answer["guess"]["answer"])

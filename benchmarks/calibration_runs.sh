@@ -7,14 +7,17 @@
 # answer keeping its confidence basis (answer_relation_gap on). Resumable: a finished
 # run leaves OUT/NAME.ok.
 #
-#   benchmarks/calibration_runs.sh METAQA_STORE FB15K_STORE DATA_DIR OUT METAQA_MEMORY WEBQ_MEMORY [WEBQ_LIMIT]
+#   benchmarks/calibration_runs.sh METAQA_STORE FB15K_STORE DATA_DIR OUT METAQA_MEMORY WEBQ_MEMORY [WEBQ_LIMIT [METAQA_GRAPH_MEMORY FB15K_GRAPH_MEMORY]]
+#
+# The last two, memories from `kgmw learn --from-graph` (FB15k-237's with
+# KGMW_PLAN_MAX_HOPS=2), add the runs of `plan` in mode generated (mq-planG, un-planG, wq-planG).
 #   .venv/bin/python benchmarks/calibration_table.py OUT 0.3,0.4,0.5
 #   kgmw calibrate OUT/* --out middleware/methods/calibration.json
 set -u
 # kgmw from the project's virtual environment when there is one, else from PATH
 HERE=$(cd "$(dirname "$0")/.." && pwd)
 [ -x "$HERE/.venv/bin/kgmw" ] && export PATH="$HERE/.venv/bin:$PATH"
-METAQA=$1 FB15K=$2 DATA=$3 F=$4 MEM=$5 WQMEM=$6 WQ_LIMIT=${7:-200}
+METAQA=$1 FB15K=$2 DATA=$3 F=$4 MEM=$5 WQMEM=$6 WQ_LIMIT=${7:-200} GMEM=${8:-} GWQMEM=${9:-}
 export KGMW_ANSWER_RELATION_GAP=true
 mkdir -p "$F"
 ev() { out=$1; shift; [ -f "$F/$out.ok" ] && return; rm -rf "${F:?}/$out"
@@ -27,6 +30,11 @@ ev mq-plan $MQ --limit 100 --method plan
 KGMW_PLAN_MEMORY=$MEM ev un-planL $UN --method plan
 KGMW_PLAN_MEMORY=$MEM ev mq-planL $MQ --limit 100 --method plan
 KGMW_PLAN_MAX_HOPS=2 KGMW_PLAN_MAX_PLANS=8 KGMW_PLAN_MEMORY=$WQMEM ev wq-planL $WQ --method plan
+if [ -n "$GMEM" ] && [ -n "$GWQMEM" ]; then
+  KGMW_PLAN_MEMORY=$GMEM ev un-planG $UN --method plan
+  KGMW_PLAN_MEMORY=$GMEM ev mq-planG $MQ --limit 100 --method plan
+  KGMW_PLAN_MAX_HOPS=2 KGMW_PLAN_MAX_PLANS=8 KGMW_PLAN_MEMORY=$GWQMEM ev wq-planG $WQ --method plan
+fi
 for m in rok qsm ksl; do ev un-$m $UN --method $m; ev mq-$m $MQ --limit 100 --method $m; done
 for m in rok qsm pg; do ev wq-$m $WQ --method $m; done
 ev mq-pg $MQ --limit 50 --method pg

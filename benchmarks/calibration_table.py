@@ -30,6 +30,7 @@ from middleware.methods.calibration import (
 METHODS = {
     "plan (zero-shot)": ["mq-plan", "un-plan"],
     "plan (learned)": ["mq-planL", "un-planL", "wq-planL"],
+    "plan (generated)": ["mq-planG", "un-planG", "wq-planG"],
     "rok": ["mq-rok", "un-rok", "wq-rok"],
     "qsm": ["mq-qsm", "un-qsm", "wq-qsm"],
     "pg": ["mq-pg", "un-pg", "wq-pg"],

@@ -10,7 +10,7 @@ import click
 from middleware.cli.support import echo_json
 from middleware.config.methods import PlanSettings
 from middleware.errors import StoreBusy
-from middleware.planning.from_graph import GraphLessons, learn_from_graph
+from middleware.planning.from_graph import GraphLessons, census_path, learn_from_graph
 from middleware.planning.learning import LearnInterrupted
 from middleware.planning.memory import PathMemory, open_memory
 from middleware.support.locks import LockTimeout, file_lock
@@ -32,9 +32,9 @@ def learn_graph(
     config = GraphLessons(
         per_role=per_role, max_hops=plan.max_hops, seconds=minutes * 60.0, seed=seed
     )
-    memory, warnings = open_memory(graph, where)
-    for warning in warnings:
-        click.echo(f"kgmw: warning: {warning}", err=True)
+    # a stale memory needs no warning here: this run words it anew, and says itself
+    # when learned entries in it are from before the graph was loaded again
+    memory, _ = open_memory(graph, where)
     encoder = work.encoder
     memory = memory or PathMemory.new(graph, encoder.name)
     real = where.resolve()
@@ -52,6 +52,10 @@ def learn_graph(
                     progress=work.settings.progress,
                 )
             except KeyboardInterrupt:
+                if not census_path(real).is_file():
+                    raise LearnInterrupted(
+                        "stopped before any relation path was found; nothing was saved"
+                    ) from None
                 raise LearnInterrupted(
                     f"the relation paths found so far are saved beside {where} "
                     "(.census.json); run the same command again to resume"

@@ -93,9 +93,9 @@ class Plan(MethodBase):
             step.notes += planning.notes
             if not planning.plans:
                 run.warn(f"no planner evidence: {'; '.join(planning.notes)}", step)
-            elif planning.plans[0].backup:
+            elif all(p.backup for p in planning.plans):
                 run.warn(
-                    "no learned relation path reached anything "
+                    f"no {planning.mode} relation path reached anything "
                     f"({'; '.join(n for n in planning.notes if 'reaches nothing' in n)}); "
                     f"the best plan is a zero-shot guess: {planning.plans[0].description}",
                     step,

@@ -45,8 +45,9 @@ def ask_topics(run: Run, planning: Planning, source: str, step: Step | None = No
         run.plan_mode = run.plan_mode or planning.mode
     if planning.plans and planning.considered:
         # the relation path ranked first reached nothing: the question may ask for a
-        # relation its entity does not have, and a lesser path answered
-        run.plan_fallback = planning.plans[0].candidate != planning.considered[0]
+        # relation its entity does not have, and a lesser path answered (a path put
+        # first for its answer kind is not a fallback)
+        run.plan_fallback = planning.considered[0] not in {p.candidate for p in planning.plans}
     run.plan_unheld = max(run.plan_unheld, planning.unheld_share)
     candidates = [*planning.considered, *(p.candidate for p in planning.plans)]
     for candidate in candidates:

@@ -2,8 +2,9 @@
 
 Graphs such as MetaQA's or FB15k-237 declare no classes, so kinds come from what can
 be read off any graph: an end that is a date literal, or whose label is a year
-(1500-2099) or a date, is a ``date``; a numeric literal or a label that is a number is
-a ``number``; anything else an ``entity``. The question says which it wants by its
+(1500-2099) or a date, is a ``date``; a number typed otherwise (``xsd:integer``, a
+currency) or a label that is another number is a ``number``; anything else an
+``entity``. The question says which it wants by its
 English question words ("when", "what year", "how many", "who"), a rule of the
 language, the same for every graph; where it holds several, the first one counts
 ("who starred in Heat when it came out" asks for people). A plan whose ends are of
@@ -31,9 +32,7 @@ Kind = KindName["date", "number", "entity"]
 
 XSD = "http://www.w3.org/2001/XMLSchema#"
 DATE_TYPES = frozenset(XSD + t for t in ("date", "dateTime", "gYear", "gYearMonth"))
-NUMBER_TYPES = frozenset(
-    XSD + t for t in ("integer", "int", "long", "short", "decimal", "double", "float")
-)
+TEXT_TYPES = frozenset((XSD + "string", "http://www.w3.org/1999/02/22-rdf-syntax-ns#langString"))
 # "what year", "which year", "what was the release year", "what is its date"
 DATE_ASKED = re.compile(
     r"\bwhen\b|\b(?:what|which|whose)\s+(?:(?:is|was|are|were)\s+)?"
@@ -43,7 +42,8 @@ DATE_ASKED = re.compile(
 NUMBER_ASKED = re.compile(r"\bhow\s+(?:many|much|long|old|tall|high)\b", re.IGNORECASE)
 ENTITY_ASKED = re.compile(r"\bwho(?:m|se)?\b|\bwhere\b", re.IGNORECASE)
 YEAR_OR_DATE = re.compile(
-    r"^(?:1[5-9]|20)\d\d$|^\d{4}-\d{2}(?:-\d{2})?(?:T[\d:.]+Z?)?$|^\d{1,2}/\d{1,2}/\d{2,4}$"
+    r"^(?:1[5-9]|20)\d\d$|^\d{4}-\d{2}(?:-\d{2})?(?:T[\d:.]+(?:Z|[+-]\d\d:?\d\d)?)?$"
+    r"|^\d{1,2}/\d{1,2}/\d{2,4}$"
 )
 NUMBER = re.compile(r"^[+-]?\d+(?:[.,]\d+)*$")
 
@@ -61,12 +61,12 @@ def asked_kind(question: str) -> Kind | None:
 
 def term_kind(term: object, label: str) -> Kind:
     """One end's kind: by a literal's datatype where it has one, else by its text."""
+    text = label.strip()
     if isinstance(term, Literal) and term.datatype is not None:
         if term.datatype.value in DATE_TYPES:
             return "date"
-        if term.datatype.value in NUMBER_TYPES:
-            return "number"
-    text = label.strip()
+        if term.datatype.value not in TEXT_TYPES and NUMBER.match(text):
+            return "number"  # any typed number (xsd:unsignedInt, a currency) is no year
     if YEAR_OR_DATE.match(text):
         return "date"
     if NUMBER.match(text):

@@ -41,7 +41,7 @@ from middleware.text.verbalize import Verbalizer
 GENERATED = "graph:"  # the key prefix of generated entries
 SPREAD = 2000  # a role's sample starts at a seeded offset below this
 DATED_SAMPLE = 20  # ends read to tell whether a path ends at dates
-LABEL_PROBE = 200  # sampled topics whose labels are looked up before anything is grown
+LABEL_PROBE = 200  # sampled topics whose labels are looked up at once
 
 
 @dataclass(frozen=True)
@@ -89,6 +89,14 @@ class Census:
         return census
 
 
+def any_labeled(graph: KnowledgeGraph, topics: list[NamedNode]) -> bool:
+    """Whether any of ``topics`` has a label (looked up ``LABEL_PROBE`` at a time)."""
+    return any(
+        graph.labels(topics[start : start + LABEL_PROBE])
+        for start in range(0, len(topics), LABEL_PROBE)
+    )
+
+
 def census_path(memory_path: Path) -> Path:
     return memory_path.with_name(memory_path.name + ".census.json")
 
@@ -114,7 +122,9 @@ def sample_topics(graph: KnowledgeGraph, config: GraphLessons) -> list[NamedNode
             if not sample:
                 sample = graph.sample_ends(predicate, subjects=subjects, limit=config.per_role)
             found.update(dict.fromkeys(sample))
-    return list(found)
+    topics = list(found)
+    rng.shuffle(topics)  # a run stopped by its time has grown topics of every relation
+    return topics
 
 
 def take_census(
@@ -231,10 +241,9 @@ def learn_from_graph(
     census = Census.resume(where, settings, now)
     if census is None:
         topics = sample_topics(graph, config)
-        probe = topics[:: math.ceil(len(topics) / LABEL_PROBE) or 1]  # across all relations
-        if probe and not graph.labels(probe):
+        if topics and not any_labeled(graph, topics):
             raise ConfigError(
-                f"none of {len(probe)} entities sampled from the graph "
+                f"none of the {len(topics)} entities sampled from the graph "
                 f"{graph.name!r} has a label, so no question could be linked to them",
                 hint="load labels with the data (rdfs:label, or the profile's "
                 "label_predicates), or choose the profile that names them (--profile)",
@@ -260,14 +269,15 @@ def learn_from_graph(
     kept = {k: e for k, e in memory.entries.items() if not e.generated}
     memory.entries = kept | {e.key: e for e in entries}
     if kept and memory.fingerprint and memory.fingerprint != now:
-        # the learned entries were mined on the graph as it was: stay stale until
+        # the learned entries were mined on the graph as it was: they stay stale until
         # `kgmw learn --dataset` mines them again
         report.warnings.append(
             f"{len(kept)} learned entries were mined before the graph was loaded again; "
             "run kgmw learn --dataset again to mine them anew"
         )
-    else:
+    elif not memory.fingerprint or not kept:
         memory.fingerprint = now
+    memory.worded_fingerprint = now
     memory.learned_from.append({"from_graph": {**asdict(config), "entries": len(entries)}})
     texts = [e.question for e in memory.entries.values()]
     memory.vectors = encoder.encode(texts) if texts else None  # nothing to encode: no warning

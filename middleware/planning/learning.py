@@ -142,7 +142,8 @@ class _LearnRun:
         memory, report = self.memory, self.report
         same_source = memory.fingerprint == fingerprint(self.graph)
         generated = [k for k, e in memory.entries.items() if e.generated]
-        if not same_source and memory.fingerprint and generated:
+        worded_now = memory.worded_at == fingerprint(self.graph)
+        if not worded_now and memory.worded_at and generated:
             # worded from the graph as it was: dropped, not passed off as current
             for key in generated:
                 del memory.entries[key]

@@ -89,10 +89,11 @@ class PathMemory:
 
     source: dict[str, Any]
     encoder: str
-    fingerprint: dict[str, Any] = field(default_factory=dict)
+    fingerprint: dict[str, Any] = field(default_factory=dict)  # of its learned entries
     learned_from: list[dict[str, Any]] = field(default_factory=list)
     entries: dict[str, MemoryEntry] = field(default_factory=dict)
     vectors: np.ndarray | None = None  # one row per entry, in entry order
+    worded_fingerprint: dict[str, Any] = field(default_factory=dict)  # of generated ones
 
     @classmethod
     def new(cls, graph: KnowledgeGraph, encoder: str) -> PathMemory:
@@ -130,12 +131,25 @@ class PathMemory:
                     hint="learn a memory for this source with `kgmw learn`, or give --memory",
                 )
         now = fingerprint(graph)
-        if self.fingerprint and now and now != self.fingerprint:
+        learned = any(not e.generated for e in self.entries.values()) or not self.generated
+        if learned and self.fingerprint and now and now != self.fingerprint:
             return [
                 "the store was loaded again since its path memory was learned "
                 f"({self.fingerprint} then, {now} now); it may be stale: run `kgmw learn` again"
             ]
+        if self.generated and self.worded_at and now and now != self.worded_at:
+            return [
+                "the store was loaded again since this path memory's generated entries were "
+                f"worded ({self.worded_at} then, {now} now); they may be stale: run "
+                "`kgmw learn --from-graph` again"
+            ]
         return []
+
+    @property
+    def worded_at(self) -> dict[str, Any]:
+        """The fingerprint of the graph its generated entries were worded from (a
+        memory of an earlier version: that of the memory as a whole)."""
+        return self.worded_fingerprint or self.fingerprint
 
     # -- files ----------------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
@@ -144,6 +158,7 @@ class PathMemory:
             "version": VERSION,
             "source": self.source,
             "fingerprint": self.fingerprint,
+            "worded_fingerprint": self.worded_fingerprint,
             "encoder": self.encoder,
             "learned_from": self.learned_from,
             "counts": self.counts(),
@@ -185,6 +200,7 @@ class PathMemory:
                 dict(data.get("fingerprint") or {}),
                 list(data.get("learned_from") or []),
                 {e.key: e for e in entries},
+                worded_fingerprint=dict(data.get("worded_fingerprint") or {}),
             )
         except (KeyError, TypeError, ValueError) as err:
             raise ConfigError(f"{path}: malformed path memory ({err})") from err

@@ -61,7 +61,8 @@ class RelationMentions:
             missing = [t for t in dict.fromkeys(texts) if t not in self._vectors]
             if missing:
                 if len(self._vectors) + len(missing) > self._cache:
-                    self._vectors.clear()
+                    self._vectors.clear()  # then every text asked for is missing
+                    missing = list(dict.fromkeys(texts))
                 rows = normalize(self.encoder.encode(missing))
                 self._vectors.update(zip(missing, rows, strict=True))
             return np.stack([self._vectors[t] for t in texts])

@@ -115,3 +115,39 @@ def test_numbers_that_are_not_years_read_as_numbers() -> None:
     assert (
         ends_kind(["July"], [Literal("1989-07", datatype=NamedNode(XSD + "gYearMonth"))]) == "date"
     )
+
+
+def test_any_typed_number_is_a_number_and_dates_may_carry_a_zone() -> None:
+    unsigned = Literal("1800", datatype=NamedNode(XSD + "nonNegativeInteger"))
+    dollars = Literal("1999", datatype=NamedNode("http://dbpedia.org/datatype/usDollar"))
+    assert ends_kind(["1800", "1999"], [unsigned, dollars]) == "number"
+    assert ends_kind(["1995-12-15T10:00:00+02:00"]) == "date"
+    assert ends_kind(["1995"], [Literal("1995")]) == "date"  # a plain string reads by its text
+
+
+def test_a_zero_shot_plan_put_first_for_its_kind_is_not_called_a_fallback(
+    store: LocalStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from middleware.llm.scripted import ScriptedLLM
+    from middleware.methods.plan import Plan as PlanMethod
+    from middleware.planning.plans import Plan, Planning
+
+    topic = NamedNode(EX + "Harry")
+    voted = Candidate(topic, "When Harry Met Sally", ((NamedNode(EX + "directedBy"), True),), 0.9)
+    zero = Candidate(topic, "When Harry Met Sally", ((NamedNode(EX + "releaseYear"), True),), 0.1)
+    walks = {c: store.follow(topic, c.path) for c in (voted, zero)}
+    planning = Planning(
+        "generated",
+        plans=[
+            Plan(zero, walks[zero], "release year", backup=True, kind="date"),
+            Plan(voted, walks[voted], "directed by", kind="entity"),
+        ],
+        considered=[voted],
+        asked="date",
+    )
+    method = PlanMethod(ScriptedLLM(default="?"), store, encoder=HashEncoder())
+    planner, _ = method.planner(store)
+    monkeypatch.setattr(planner, "plan", lambda question: planning)
+    answer = method.run("In what year did When Harry Met Sally come out?")
+    assert not any("reached anything" in w for w in answer.warnings)
+    assert answer.basis is not None and not answer.basis.fallback

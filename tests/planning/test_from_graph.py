@@ -359,3 +359,65 @@ def test_the_index_is_shared_only_once_it_is_full(
     monkeypatch.setattr(VectorIndex, "add", add)
     made.index()
     assert seen == [None]
+
+
+def test_generated_entries_worded_after_a_reload_survive_learning_questions(
+    store: LocalStore, tmp_path: Path
+) -> None:
+    from middleware.planning.learning import Lesson, learn
+
+    where = tmp_path / "m.json"
+    memory = PathMemory.new(store, "hash")
+    lesson = Lesson("q/1", "Who directed Inception?", (ex("Inception"),), (ex("Nolan"),))
+
+    def learn_questions() -> list[str]:
+        report = learn(
+            store,
+            memory,
+            [lesson],
+            path=where,
+            linker=EntityLinker(store),
+            encoder=HashEncoder(),
+            progress=False,
+            workers=1,
+        )
+        return report.warnings
+
+    learn_questions()
+    extra = tmp_path / "more.nt"
+    extra.write_text(f"<{ex('Heat').value}> <{ex('directedBy').value}> <{ex('Mann').value}> .\n")
+    store.load([extra])
+    learned(store, memory, where)  # after the reload, over stale learned entries
+    assert memory.check(store)  # the learned entries are still from before
+    warnings = learn_questions()
+    assert any(e.generated for e in memory.entries.values())
+    assert not any("dropped" in w for w in warnings)
+    assert memory.check(store) == []
+
+
+def test_a_run_stopped_early_has_grown_topics_of_many_relations(
+    store: LocalStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Topics are grown shuffled: the first few come from several predicates and sides."""
+    topics = from_graph.sample_topics(store, GraphLessons(per_role=20))
+    first = topics[: len(topics) // 3]
+    kinds = {tuple(sorted(str(p) for p, _ in store.relation_steps([t]))) for t in first}
+    assert len(kinds) > 1
+
+
+def test_one_labeled_relation_among_many_unlabeled_is_enough(tmp_path: Path) -> None:
+    rows = [
+        f"<http://a.org/s{i}_{j}> <http://a.org/aaa{i}> <http://a.org/o{i}_{j}> ."
+        for i in range(30)
+        for j in range(30)
+    ]
+    rows += [
+        "<http://a.org/heat> <http://a.org/zDirectedBy> <http://a.org/mann> .",
+        '<http://a.org/heat> <http://www.w3.org/2000/01/rdf-schema#label> "Heat" .',
+    ]
+    data = tmp_path / "mostly.nt"
+    data.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    store = LocalStore(tmp_path / "mostly", profile="generic")
+    store.load([data])
+    report = learned(store, PathMemory.new(store, "hash"), tmp_path / "m.json")
+    assert report.entries > 0  # type: ignore[attr-defined]

@@ -89,3 +89,13 @@ def test_in_a_learned_memory_only_paths_generated_entries_chose_are_covered(
     assert [c.support for c in users] == [0.6, 0.5, 0.4]
     worded = made._cover(question, candidates, True, {path_key(STARRED_IN)})
     assert [c.support for c in worded] == [0.5, 0.4, 0.6 * MISSED]
+
+
+def test_a_full_cache_starts_again_without_losing_what_a_question_needs(
+    store: LocalStore,
+) -> None:
+    mentions = RelationMentions(HashEncoder(), Verbalizer(store), cache=12)
+    predicates = [ex("directedBy"), ex("starring")]
+    mentions.named("who starred in NE", predicates)
+    long = "who starred in the long list of films that NE made with many friends"
+    assert set(mentions.named(long, predicates)) == set(predicates)

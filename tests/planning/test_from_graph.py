@@ -11,6 +11,7 @@ from middleware.errors import ConfigError
 from middleware.kg.backends.local import LocalStore
 from middleware.planning import from_graph
 from middleware.planning.from_graph import GraphLessons, census_path, learn_from_graph
+from middleware.planning.learning import Lesson, learn
 from middleware.planning.memory import FILE_NAME, MemoryEntry, PathMemory
 from middleware.planning.mining import MinedPath
 from middleware.planning.planner import Planner
@@ -41,6 +42,22 @@ def learned(store: LocalStore, memory: PathMemory, where: Path, **config: object
         config=GraphLessons(**config),  # type: ignore[arg-type]
         progress=False,
     )
+
+
+def learn_a_question(store: LocalStore, memory: PathMemory, where: Path) -> list[str]:
+    """``learn`` of "Who directed Inception?" into ``memory``; the run's warnings."""
+    lesson = Lesson("q/1", "Who directed Inception?", (ex("Inception"),), (ex("Nolan"),))
+    report = learn(
+        store,
+        memory,
+        [lesson],
+        path=where,
+        linker=EntityLinker(store),
+        encoder=HashEncoder(),
+        progress=False,
+        workers=1,
+    )
+    return report.warnings
 
 
 def planner(store: LocalStore, memory: PathMemory) -> Planner:
@@ -282,27 +299,15 @@ def test_stale_learned_entries_stay_stale_after_learning_from_the_graph(
 def test_learning_questions_on_a_reloaded_graph_drops_generated_entries(
     store: LocalStore, tmp_path: Path
 ) -> None:
-    from middleware.planning.learning import Lesson, learn
-
     where = tmp_path / "m.json"
     memory = PathMemory.new(store, "hash")
     learned(store, memory, where)
     extra = tmp_path / "more.nt"
     extra.write_text(f"<{ex('Heat').value}> <{ex('directedBy').value}> <{ex('Mann').value}> .\n")
     store.load([extra])
-    lesson = Lesson("q/1", "Who directed Inception?", (ex("Inception"),), (ex("Nolan"),))
-    report = learn(
-        store,
-        memory,
-        [lesson],
-        path=where,
-        linker=EntityLinker(store),
-        encoder=HashEncoder(),
-        progress=False,
-        workers=1,
-    )
+    warnings = learn_a_question(store, memory, where)
     assert not any(e.generated for e in memory.entries.values())
-    assert any("learn --from-graph again" in w for w in report.warnings)
+    assert any("learn --from-graph again" in w for w in warnings)
 
 
 def test_a_relation_with_no_inverse_label_reads_its_other_way_by_its_form() -> None:
@@ -364,24 +369,11 @@ def test_the_index_is_shared_only_once_it_is_full(
 def test_generated_entries_worded_after_a_reload_survive_learning_questions(
     store: LocalStore, tmp_path: Path
 ) -> None:
-    from middleware.planning.learning import Lesson, learn
-
     where = tmp_path / "m.json"
     memory = PathMemory.new(store, "hash")
-    lesson = Lesson("q/1", "Who directed Inception?", (ex("Inception"),), (ex("Nolan"),))
 
     def learn_questions() -> list[str]:
-        report = learn(
-            store,
-            memory,
-            [lesson],
-            path=where,
-            linker=EntityLinker(store),
-            encoder=HashEncoder(),
-            progress=False,
-            workers=1,
-        )
-        return report.warnings
+        return learn_a_question(store, memory, where)
 
     learn_questions()
     extra = tmp_path / "more.nt"

@@ -164,7 +164,7 @@ class Planner:
             else c
             for c in candidates
         ]
-        return sorted(covered, key=lambda c: (c.wide, -c.support, len(c.path), -len(c.span)))
+        return self._ordered(covered)
 
     def _type(self, planning: Planning, question: str, candidates: list[Candidate]) -> None:
         """Plans whose ends are of the kind the question asks for come first; when no
@@ -268,13 +268,18 @@ class Planner:
                         found_here.append(Candidate(topic, span, path, share * scale, wide))
                 usable += self._blend(found_here, vector) if scale == 1.0 else found_here
             found += usable
-        # a span the learned questions often contain is their wording ("what state is
-        # NE in"): its paths come after those of the question's other spans
-        distinct = {span for span, _ in spans}
+        return self._ordered(found)
+
+    def _ordered(self, candidates: list[Candidate]) -> list[Candidate]:
+        """Best supported first; with a memory, a span its questions often contain is
+        their wording ("what state is NE in"): its paths come after the other spans'."""
+        distinct = {c.span for c in candidates}
         common = dict.fromkeys(distinct, False)
-        if len(distinct) > 1:
+        if self.memory is not None and len(distinct) > 1:
             common = {span: self.question_words().common(span) for span in distinct}
-        return sorted(found, key=lambda c: (common[c.span], -c.support, len(c.path), -len(c.span)))
+        return sorted(
+            candidates, key=lambda c: (common[c.span], -c.support, len(c.path), -len(c.span))
+        )
 
     def _blend(self, candidates: list[Candidate], vector: Any) -> list[Candidate]:
         """A span's voted paths, their support mixed with how well each path's phrase

@@ -44,4 +44,5 @@ def _weight(entry: MemoryEntry) -> float:
     """1 for a user's question; a generated entry's weight by its path's length."""
     if not entry.generated:
         return 1.0
-    return GENERATED_WEIGHT * GENERATED_HOPS.get(len(entry.paths[0].key.split(">/")), 0.25)
+    hops = int(entry.hops) if entry.hops and entry.hops.isdigit() else 3
+    return GENERATED_WEIGHT * GENERATED_HOPS.get(hops, 0.25)

@@ -99,3 +99,34 @@ def test_a_full_cache_starts_again_without_losing_what_a_question_needs(
     mentions.named("who starred in NE", predicates)
     long = "who starred in the long list of films that NE made with many friends"
     assert set(mentions.named(long, predicates)) == set(predicates)
+
+
+def test_coverage_keeps_a_wording_spans_paths_after_the_other_spans(
+    store: LocalStore,
+) -> None:
+    """ "state" is wording in the memory's questions: covered or not, its paths come
+    after those of the question's other span, as the vote put them."""
+    from middleware.planning.memory import MemoryEntry, PathMemory
+    from middleware.planning.mining import MinedPath
+
+    memory = PathMemory.new(store, "hash")
+    for i in range(5):
+        memory.add(
+            MemoryEntry(
+                f"q/{i}", f"what state is NE in {i}?", [MinedPath(path_key(STARRED_IN), "", 1, 0)]
+            )
+        )
+    made = Planner(
+        store,
+        HashEncoder(),
+        linker=EntityLinker(store),
+        verbalizer=Verbalizer(store),
+        memory=memory,
+    )
+    worded = {path_key(STARRED_IN), path_key(THEIR_DIRECTORS)}
+    candidates = [
+        Candidate(ex("Winslet"), "Kate Winslet", STARRED_IN, 0.2),
+        Candidate(ex("Titanic"), "state", THEIR_DIRECTORS, 0.8),
+    ]
+    ordered = made._cover("what state is Kate Winslet in?", candidates, True, worded)
+    assert [c.span for c in ordered] == ["Kate Winslet", "state"]

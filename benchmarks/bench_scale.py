@@ -330,7 +330,8 @@ def size_run(work: Path, base: Path, k: int) -> dict[str, Any]:
         ]
         run = measured(command, out)
         text = out.read_text()
-        report = json.loads(text[text.index("{") :])["report"]
+        # the JSON document starts on a line of its own (warnings before it may hold braces)
+        report = json.loads(text[("\n" + text).index("\n{\n") :])["report"]
         questions = sum(
             report[k]
             for k in ("learned", "without_topic", "without_answers", "over_budget", "refused")

@@ -196,7 +196,12 @@ class KnowledgeGraph(Protocol):
     ) -> list[tuple[NamedNode, bool]]: ...
 
     def follow(
-        self, start: NamedNode, path: tuple[tuple[NamedNode, bool], ...], *, limit: int = 1000
+        self,
+        start: NamedNode,
+        path: tuple[tuple[NamedNode, bool], ...],
+        *,
+        limit: int = 1000,
+        window: int = SORT_WINDOW,
     ) -> list[Path]: ...
 
     def sample_ends(

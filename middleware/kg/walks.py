@@ -114,9 +114,10 @@ class RelationWalks:
 
     def _steps_rows(self, nodes: list[NamedNode], limit: int) -> list[dict[str, Term]]:
         """The steps of ``nodes``. In a store in this process: from a window of their
-        edges, or, when a hub fills it, by probing each of the graph's predicates (a cost
-        set by the window and the predicates, not by the hub); elsewhere (an endpoint, a
-        profile with its own ``relation_steps``) from all their edges."""
+        edges, or, when a hub fills it, by probing the hubs for each of the graph's
+        predicates (a cost set by the window and the predicates, not by the hub) and
+        reading the others' own edges; elsewhere (an endpoint, a profile with its own
+        ``relation_steps``) from all their edges."""
         common = self._common_bindings()
         if not self.capabilities.in_process or "relation_steps" in self.profile.templates:
             return self._select("relation_steps", nodes=nodes, limit=limit, **common)
@@ -126,9 +127,33 @@ class RelationWalks:
         predicates = self.relation_vocabulary()
         if predicates is None:
             return self._select("relation_steps", nodes=nodes, limit=limit, **common)
-        return self._select(
-            "relation_steps_probe", nodes=nodes, predicates=predicates, limit=limit, **common
+        # only the hubs are probed (each probe costs every predicate, both ways); the
+        # others' edges are read again without them, and probed too only if they fill it
+        hubs = self._hubs(nodes) if len(nodes) > 1 else nodes
+        rest = [n for n in nodes if n not in hubs]
+        read: list[dict[str, Term]] = []
+        probed = nodes
+        if hubs and rest:
+            read = self._select("relation_steps_window", nodes=rest, window=STEPS_WINDOW, **common)
+            if sum(_count(row.get("n")) for row in read) < STEPS_WINDOW:
+                probed = hubs
+        rows = self._select(
+            "relation_steps_probe", nodes=probed, predicates=predicates, limit=limit, **common
         )
+        if probed is nodes:
+            return rows
+        merged = {(row.get("p"), row.get("forward")): row for row in [*read, *rows]}
+        return list(merged.values())
+
+    def _hubs(self, nodes: list[NamedNode]) -> list[NamedNode]:
+        """The nodes with at least ``SORT_WINDOW`` edges (each counted only up to it)."""
+        common = self._common_bindings()
+        found = []
+        for node in nodes:
+            rows = self._select("degree_capped", entity=node, cap=SORT_WINDOW, **common)
+            if rows and _count(rows[0].get("n")) >= SORT_WINDOW:
+                found.append(node)
+        return found
 
     def vocabulary_file(self) -> FilePath | None:
         """Where this version's predicates are kept for later processes (None: nowhere;
@@ -156,9 +181,12 @@ class RelationWalks:
             _VOCABULARIES[self] = cached
         return cached[1]
 
-    def follow(self, start: NamedNode, path: RelationPath, *, limit: int = 1000) -> list[Path]:
+    def follow(
+        self, start: NamedNode, path: RelationPath, *, limit: int = 1000, window: int = SORT_WINDOW
+    ) -> list[Path]:
         """The walks of ``path`` from ``start`` (at most ``limit``), as graph paths; past
-        ``SORT_WINDOW`` (a hub), those of a sample in the engine's own order."""
+        ``window`` walks (a hub), those of a sample in the engine's own order: the sort
+        costs at most ``max(limit, window)`` walks, not the hub's degree."""
         if not 1 <= len(path) <= MAX_STEPS:
             raise BadRequest(f"a relation path has 1 to {MAX_STEPS} steps, got {len(path)}")
         if not isinstance(start, NamedNode):
@@ -166,7 +194,7 @@ class RelationWalks:
         steps = {f"step{i}": (p, bool(f)) for i, (p, f) in enumerate(path, start=1)}
         cut = min(limit, MAX_LIMIT)
         rows = self._select(
-            f"follow_{len(path)}", start=start, limit=cut, window=max(cut, SORT_WINDOW), **steps
+            f"follow_{len(path)}", start=start, limit=cut, window=max(cut, window), **steps
         )
         walks = []
         for row in rows:

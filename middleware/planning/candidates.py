@@ -23,6 +23,9 @@ from middleware.kg.walks import RelationPath
 from middleware.planning.relpaths import ends
 
 FRONTIER = 50  # walks sampled per path to find the steps that go on from it
+# walks a frontier's sample is sorted from: past it (a hub), the engine's own order. A
+# sample only says which steps go on, so it need not sort SORT_WINDOW walks at every hub.
+FRONTIER_WINDOW = 200
 
 
 def grow(
@@ -46,7 +49,7 @@ def grow(
                 break
             if path:
                 budget -= 1
-                frontier = ends(graph.follow(topic, path, limit=FRONTIER))
+                frontier = ends(graph.follow(topic, path, limit=FRONTIER, window=FRONTIER_WINDOW))
             else:
                 frontier = [topic]
             if not frontier or budget <= 0:

@@ -1,6 +1,9 @@
-"""A local store whose queries a test can watch or hold up, by overriding two hooks."""
+"""A local store whose queries a test can watch or hold up, by overriding two hooks;
+``QueryLog``, one that keeps the text of every query it runs."""
 
 from __future__ import annotations
+
+from pyoxigraph import NamedNode
 
 from middleware.kg.backends.local import LocalStore
 from middleware.kg.base import QueryResult
@@ -28,3 +31,16 @@ class ObservedStore(LocalStore):
         result = super()._execute(sparql, timeout, max_rows, dataset)
         self.after(sparql, result)
         return result
+
+
+class QueryLog(ObservedStore):
+    """A local store that keeps the text of every query it runs in ``texts``."""
+
+    texts: list[str]
+
+    def before(self, sparql: str) -> None:
+        self.texts.append(sparql)
+
+    def named(self, label: str) -> NamedNode:
+        """The IRI of the entity whose label is ``label`` exactly."""
+        return next(e.iri for e in self.search(label) if e.label == label)

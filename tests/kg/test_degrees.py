@@ -6,17 +6,10 @@ from __future__ import annotations
 import pytest
 
 from middleware.kg.base import SORT_WINDOW
-from middleware.testing.observed import ObservedStore
+from middleware.testing.observed import QueryLog
 from middleware.text.linking import EntityLinker
 
 HUB_EDGES = SORT_WINDOW + 500
-
-
-class QueryLog(ObservedStore):
-    """A local store that keeps the text of every query it runs."""
-
-    def before(self, sparql: str) -> None:
-        self.texts.append(sparql)
 
 
 @pytest.fixture(scope="module")
@@ -29,12 +22,8 @@ def hub(tmp_path_factory: pytest.TempPathFactory) -> QueryLog:
     return store
 
 
-def iri(store: QueryLog, name: str):  # type: ignore[no-untyped-def]
-    return next(e.iri for e in store.search(name) if e.label == name)
-
-
 def test_a_capped_count_stops_at_the_cap_and_an_uncapped_one_does_not(hub: QueryLog) -> None:
-    drama, queen = iri(hub, "Drama"), iri(hub, "Drama Queen")
+    drama, queen = hub.named("Drama"), hub.named("Drama Queen")
     assert hub.degree(drama) == HUB_EDGES + 1
     assert hub.degree(drama, at_most=100) == 100
     assert hub.degrees([drama, queen], at_most=100) == {drama: 100, queen: 1}

@@ -10,16 +10,9 @@ from pathlib import Path
 from pyoxigraph import NamedNode
 
 from middleware.kg.vocabulary_file import FILE_NAME
-from middleware.testing.observed import ObservedStore
+from middleware.testing.observed import QueryLog
 
 SCAN = "SELECT DISTINCT ?p"
-
-
-class QueryLog(ObservedStore):
-    """A local store that keeps the text of every query it runs."""
-
-    def before(self, sparql: str) -> None:
-        self.texts.append(sparql)
 
 
 def opened(folder: Path) -> QueryLog:

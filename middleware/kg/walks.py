@@ -51,10 +51,24 @@ _STEPS: weakref.WeakKeyDictionary[object, OrderedDict[_StepsKey, tuple[RelationS
     weakref.WeakKeyDictionary()
 )
 _STEPS_LOCK = threading.Lock()
+HUBS_KEPT = 20_000  # hubs whose probed steps a graph keeps (least recently used out)
+_HUB_STEPS: weakref.WeakKeyDictionary[
+    object, OrderedDict[tuple[int, str], tuple[RelationStep, ...]]
+] = weakref.WeakKeyDictionary()
 
 
 def _count(term: Term | None) -> int:
     return int(term.value) if isinstance(term, Literal) else 0
+
+
+def _steps(rows: list[dict[str, Term]]) -> list[RelationStep]:
+    """The (predicate, forward) steps of result rows."""
+    found = []
+    for row in rows:
+        predicate, forward = row.get("p"), row.get("forward")
+        if isinstance(predicate, NamedNode) and isinstance(forward, Literal):
+            found.append((predicate, forward.value in ("true", "1")))
+    return found
 
 
 class RelationWalks:
@@ -99,11 +113,7 @@ class RelationWalks:
                 if known is not None and key in known:
                     known.move_to_end(key)
                     return known[key]
-        steps = []
-        for row in self._steps_rows(nodes, limit):
-            predicate, forward = row.get("p"), row.get("forward")
-            if isinstance(predicate, NamedNode) and isinstance(forward, Literal):
-                steps.append((predicate, forward.value in ("true", "1")))
+        steps = self._steps_of(nodes, limit)
         if self.capabilities.in_process:  # a remote graph cannot tell when it changes
             with _STEPS_LOCK:
                 kept_steps = _STEPS.setdefault(self, OrderedDict())
@@ -112,38 +122,55 @@ class RelationWalks:
                     kept_steps.popitem(last=False)
         return tuple(steps)
 
-    def _steps_rows(self, nodes: list[NamedNode], limit: int) -> list[dict[str, Term]]:
+    def _steps_of(self, nodes: list[NamedNode], limit: int) -> list[RelationStep]:
         """The steps of ``nodes``. In a store in this process: from a window of their
-        edges, or, when a hub fills it, by probing the hubs for each of the graph's
-        predicates (a cost set by the window and the predicates, not by the hub) and
-        reading the others' own edges; elsewhere (an endpoint, a profile with its own
-        ``relation_steps``) from all their edges."""
+        edges; when that fills, the hubs among them (``SORT_WINDOW`` edges or more) are
+        probed for each of the graph's predicates, one at a time and kept per version of
+        the data (a cost set by the predicates, not by the hub), and the others' own
+        edges are read. Elsewhere (an endpoint, a profile with its own
+        ``relation_steps``): from all their edges."""
         common = self._common_bindings()
         if not self.capabilities.in_process or "relation_steps" in self.profile.templates:
-            return self._select("relation_steps", nodes=nodes, limit=limit, **common)
-        rows = self._select("relation_steps_window", nodes=nodes, window=STEPS_WINDOW, **common)
+            return _steps(self._select("relation_steps", nodes=nodes, limit=limit, **common))
+        kept = self._kept_hubs(nodes)
+        found = dict.fromkeys(step for steps in kept.values() for step in steps)
+        left = [n for n in nodes if n not in kept]
+        if not left:
+            return list(found)
+        rows = self._select("relation_steps_window", nodes=left, window=STEPS_WINDOW, **common)
         if sum(_count(row.get("n")) for row in rows) < STEPS_WINDOW:
-            return rows
+            return list(found | dict.fromkeys(_steps(rows)))
         predicates = self.relation_vocabulary()
         if predicates is None:
-            return self._select("relation_steps", nodes=nodes, limit=limit, **common)
-        # only the hubs are probed (each probe costs every predicate, both ways); the
-        # others' edges are read again without them, and probed too only if they fill it
-        hubs = self._hubs(nodes) if len(nodes) > 1 else nodes
-        rest = [n for n in nodes if n not in hubs]
-        read: list[dict[str, Term]] = []
-        probed = nodes
-        if hubs and rest:
-            read = self._select("relation_steps_window", nodes=rest, window=STEPS_WINDOW, **common)
-            if sum(_count(row.get("n")) for row in read) < STEPS_WINDOW:
-                probed = hubs
+            return _steps(self._select("relation_steps", nodes=nodes, limit=limit, **common))
+        hubs = self._hubs(left) if len(left) > 1 else left
+        for hub in hubs:
+            probed = self._probe([hub], predicates)
+            self._keep_hub(hub, probed)
+            found.update(dict.fromkeys(probed))
+        rest = [n for n in left if n not in hubs]
+        if rest:
+            rows = []
+            if hubs:  # without them the others' edges may fit the window
+                rows = self._select(
+                    "relation_steps_window", nodes=rest, window=STEPS_WINDOW, **common
+                )
+            if not hubs or sum(_count(row.get("n")) for row in rows) >= STEPS_WINDOW:
+                found.update(dict.fromkeys(self._probe(rest, predicates)))
+            else:
+                found.update(dict.fromkeys(_steps(rows)))
+        return list(found)
+
+    def _probe(self, nodes: list[NamedNode], predicates: list[NamedNode]) -> list[RelationStep]:
+        """The steps of ``nodes``, probed predicate by predicate (each an index lookup)."""
         rows = self._select(
-            "relation_steps_probe", nodes=probed, predicates=predicates, limit=limit, **common
+            "relation_steps_probe",
+            nodes=nodes,
+            predicates=predicates,
+            limit=MAX_LIMIT,
+            **self._common_bindings(),
         )
-        if probed is nodes:
-            return rows
-        merged = {(row.get("p"), row.get("forward")): row for row in [*read, *rows]}
-        return list(merged.values())
+        return _steps(rows)
 
     def _hubs(self, nodes: list[NamedNode]) -> list[NamedNode]:
         """The nodes with at least ``SORT_WINDOW`` edges (each counted only up to it)."""
@@ -154,6 +181,27 @@ class RelationWalks:
             if rows and _count(rows[0].get("n")) >= SORT_WINDOW:
                 found.append(node)
         return found
+
+    def _kept_hubs(self, nodes: list[NamedNode]) -> dict[NamedNode, tuple[RelationStep, ...]]:
+        """The probed steps kept for those of ``nodes`` known as hubs at this version."""
+        with _STEPS_LOCK:
+            kept = _HUB_STEPS.get(self)
+            if not kept:
+                return {}
+            found = {}
+            for node in nodes:
+                key = (self.version, node.value)
+                if key in kept:
+                    kept.move_to_end(key)
+                    found[node] = kept[key]
+            return found
+
+    def _keep_hub(self, hub: NamedNode, steps: list[RelationStep]) -> None:
+        with _STEPS_LOCK:
+            kept = _HUB_STEPS.setdefault(self, OrderedDict())
+            kept[(self.version, hub.value)] = tuple(steps)
+            if len(kept) > HUBS_KEPT:
+                kept.popitem(last=False)
 
     def vocabulary_file(self) -> FilePath | None:
         """Where this version's predicates are kept for later processes (None: nowhere;

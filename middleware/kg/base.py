@@ -76,6 +76,11 @@ class Path:
         return tuple((hop.triple.key(), hop.forward) for hop in self.hops)
 
 
+def turned(path: Path) -> Path:
+    """``path`` walked the other way, from its last node to its first."""
+    return Path(tuple(Hop(hop.triple, not hop.forward) for hop in reversed(path.hops)))
+
+
 @dataclass(frozen=True)
 class Entity:
     """A graph entity with what is known of it; ``score`` is set by linking."""

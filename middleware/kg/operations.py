@@ -23,16 +23,17 @@ from middleware.kg.base import (
     Capabilities,
     Direction,
     Entity,
-    Hop,
     Path,
     QueryResult,
     Triple,
+    turned,
 )
 from middleware.kg.degrees import DegreeCounts
 from middleware.kg.described import entity_of
 from middleware.kg.lookups import NOTHING, LabelLookups
 from middleware.kg.profiles import Profile
 from middleware.kg.remote_guard import refuse_extension_functions, refuse_service_words
+from middleware.kg.result_rows import path_of_row, predicate_of, subject_of
 from middleware.kg.result_size import check_size, result_bytes
 from middleware.kg.sampling import EntitySampling
 from middleware.kg.sparql_guard import (
@@ -41,7 +42,7 @@ from middleware.kg.sparql_guard import (
     guard_query,
     with_base,
 )
-from middleware.kg.terms import Node, Term, to_iri
+from middleware.kg.terms import Term, to_iri
 from middleware.kg.walks import RelationWalks
 from middleware.support.tracing import span
 
@@ -49,6 +50,7 @@ if TYPE_CHECKING:
     from middleware.kg.executors.caller_queries import CallerQueries
 
 LABEL_BATCH = 200
+PATHS_WINDOW = 20_000  # edges (and 2-step walks) read from a path search's first end
 
 
 def _check_limit(limit: int, what: str) -> int:
@@ -217,13 +219,13 @@ class GraphOperations(LabelLookups, RelationWalks, DegreeCounts, EntitySampling,
             for row in self._select(
                 "neighbors_out", limit=limit, window=max(limit, SORT_WINDOW), **common
             ):
-                found.append(Triple(node, _named(row["p"]), row["o"], self.name))
+                found.append(Triple(node, predicate_of(row["p"]), row["o"], self.name))
         if direction in ("in", "both") and len(found) < limit:
             rest = limit - len(found)
             for row in self._select(
                 "neighbors_in", limit=rest, window=max(rest, SORT_WINDOW), **common
             ):
-                found.append(Triple(_node(row["s"]), _named(row["p"]), node, self.name))
+                found.append(Triple(subject_of(row["s"]), predicate_of(row["p"]), node, self.name))
         return found
 
     def paths(
@@ -234,10 +236,13 @@ class GraphOperations(LabelLookups, RelationWalks, DegreeCounts, EntitySampling,
         max_hops: int | None = None,
         limit: int | None = None,
     ) -> list[Path]:
-        """All simple paths of at most ``max_hops`` (1-3) between ``a`` and ``b``.
+        """The simple paths of at most ``max_hops`` (1-3) between ``a`` and ``b``.
 
         Edges are followed in either direction and each hop records which way it was
-        walked. Shorter paths come first; at most ``limit`` paths are returned.
+        walked. Shorter paths come first; at most ``limit`` paths are returned. Paths of
+        2 and 3 hops are searched from the end with fewer edges and are all found when
+        it has at most ``PATHS_WINDOW`` (and its 2-step walks too, for 3 hops); between
+        two larger hubs, those through a sample of ``SORT_WINDOW`` of their edges.
         """
         start, end = to_iri(a), to_iri(b)
         hops = self.default_max_hops if max_hops is None else max_hops
@@ -247,35 +252,36 @@ class GraphOperations(LabelLookups, RelationWalks, DegreeCounts, EntitySampling,
         if start == end:
             return []
         found: list[Path] = []
+        here, there, window = start, end, PATHS_WINDOW  # longer: from the smaller end
         for length in range(1, hops + 1):
             if len(found) >= limit:
                 break
+            if length == 2:
+                here, there, window = self._search_start(start, end)
             rows = self._select(
                 f"paths_{length}",
-                a=start,
-                b=end,
+                a=here,
+                b=there,
                 limit=limit - len(found),
+                window=window,
                 **self._common_bindings(),
             )
-            found.extend(self._row_to_path(row, start, end, length) for row in rows)
+            paths = [path_of_row(row, here, there, length, self.name) for row in rows]
+            found.extend(paths if here == start else [turned(p) for p in paths])
         return found
 
-    def _row_to_path(
-        self, row: dict[str, Term], start: NamedNode, end: NamedNode, length: int
-    ) -> Path:
-        nodes: list[Term] = [start, *(row[f"m{i}"] for i in range(1, length)), end]
-        hops = []
-        for i in range(length):
-            here, there = nodes[i], nodes[i + 1]
-            forward = _as_bool(row[f"d{i + 1}"])
-            predicate = _named(row[f"p{i + 1}"])
-            triple = (
-                Triple(_node(here), predicate, there, self.name)
-                if forward
-                else Triple(_node(there), predicate, here, self.name)
-            )
-            hops.append(Hop(triple, forward))
-        return Path(tuple(hops))
+    def _search_start(self, a: NamedNode, b: NamedNode) -> tuple[NamedNode, NamedNode, int]:
+        """Where a path search of 2 or 3 hops starts, where it ends, and how many edges
+        it reads around its start: from ``a`` unless ``a`` has more than
+        ``PATHS_WINDOW`` edges and ``b`` not (the search is then complete); between two
+        such hubs it is a sample, of ``SORT_WINDOW`` edges as for neighbours and walks
+        (each count stops past the window)."""
+        cap = PATHS_WINDOW + 1
+        if self.degree(a, at_most=cap) <= PATHS_WINDOW:
+            return a, b, PATHS_WINDOW
+        if self.degree(b, at_most=cap) <= PATHS_WINDOW:
+            return b, a, PATHS_WINDOW
+        return a, b, SORT_WINDOW
 
     def labels(self, entities: Iterable[Term]) -> dict[Term, str]:
         """The best label of each entity (profile language first); literals label themselves."""
@@ -370,19 +376,3 @@ class GraphOperations(LabelLookups, RelationWalks, DegreeCounts, EntitySampling,
 
     def close(self) -> None:
         """Release resources; the default holds none."""
-
-
-def _named(term: Term) -> NamedNode:
-    if not isinstance(term, NamedNode):
-        raise BadRequest(f"expected an IRI for a predicate, got {term}")
-    return term
-
-
-def _node(term: Term) -> Node:
-    if isinstance(term, Literal):
-        raise BadRequest(f"a literal cannot be a subject: {term}")
-    return term
-
-
-def _as_bool(term: Term) -> bool:
-    return isinstance(term, Literal) and term.value in ("true", "1")

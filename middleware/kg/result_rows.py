@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pyoxigraph import Literal, NamedNode
+from pyoxigraph import BlankNode, Literal, NamedNode
 
 from middleware.errors import BadRequest
 from middleware.kg.base import Hop, Path, Triple
@@ -45,3 +45,11 @@ def path_of_row(
         )
         hops.append(Hop(triple, forward))
     return Path(tuple(hops))
+
+
+def path_order(path: Path) -> tuple[tuple[tuple[int, str], ...], tuple[tuple[bool, str], ...]]:
+    """The order of the ``paths_N`` templates (``ORDER BY ?m1 ?m2 DESC(?d1) ?p1 ...``)
+    for a path read from its first node: inner nodes (blank nodes before IRIs), then
+    each hop forward first, by predicate."""
+    inner = tuple((0 if isinstance(n, BlankNode) else 1, n.value) for n in path.nodes[1:-1])
+    return inner, tuple((not hop.forward, hop.triple.predicate.value) for hop in path.hops)

@@ -77,6 +77,9 @@ class RelationWalks:
     name: str
     capabilities: Capabilities
     profile: Profile
+    # whether ``version`` changes with every change of the data (a store that owns its
+    # data); only then are hubs' steps kept for other batches
+    versions_every_change: bool = False
 
     @property
     def version(self) -> int:
@@ -184,6 +187,8 @@ class RelationWalks:
 
     def _kept_hubs(self, nodes: list[NamedNode]) -> dict[NamedNode, tuple[RelationStep, ...]]:
         """The probed steps kept for those of ``nodes`` known as hubs at this version."""
+        if not self.versions_every_change:
+            return {}
         with _STEPS_LOCK:
             kept = _HUB_STEPS.get(self)
             if not kept:
@@ -197,6 +202,8 @@ class RelationWalks:
             return found
 
     def _keep_hub(self, hub: NamedNode, steps: list[RelationStep]) -> None:
+        if not self.versions_every_change:
+            return
         with _STEPS_LOCK:
             kept = _HUB_STEPS.setdefault(self, OrderedDict())
             kept[(self.version, hub.value)] = tuple(steps)

@@ -57,7 +57,12 @@ def ground_answer(
             piece = piece.strip(" .!?\"'")
             if not piece or len(piece) > 200 or fold(piece) in found:
                 continue
-            best = linker.link(piece, limit=1)
+            # with a label index, label matches only: a typo-tolerant or name-variant
+            # match would be dropped below, and finding one reads every label; without
+            # one, the graph's own search (one bounded query) may find a label match
+            # its folded lookup missed
+            scan = linker.index() is not None
+            best = linker.link(piece, limit=1, typos=not scan, variants=not scan)
             if best and best[0].match in _EXACT_MATCHES:
                 entity = best[0]
                 found[fold(piece)] = AnswerEntity(entity.iri.value, entity.label, entity.source)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from middleware.kg.base import SORT_WINDOW
-from middleware.kg.operations import PATHS_WINDOW
+from middleware.kg.operations import PATHS_WALKS, PATHS_WINDOW
 from middleware.testing.observed import QueryLog
 
 FILMS = PATHS_WINDOW + 100
@@ -18,6 +18,9 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> QueryLog:
     lines = [f"Film {i:05d}|has_genre|Drama" for i in range(FILMS)]
     lines += [f"Film {i:05d}|in_language|English" for i in range(FILMS)]
     lines += ["Film 20050|directed_by|Ann Hui", "Heat|directed_by|Ann Hui"]
+    lines += ["Film 00003|written_by|Bo Yang", "Heat|written_by|Bo Yang"]
+    lines += ["Small A|has_genre|Drama"]
+    lines += [f"Film {i:05d}|starred_actors|Zed" for i in (1, 2, 4)]
     kg = QueryLog(tmp_path_factory.mktemp("hubpaths") / "store", profile="metaqa", name="p")
     kg.texts = []
     kg.load_text("\n".join(lines) + "\n", name="kb.txt")
@@ -64,14 +67,36 @@ def test_between_two_hubs_a_sample_of_the_sort_window_is_read(store: QueryLog) -
     assert two_hops and all(f"LIMIT {SORT_WINDOW}  #" in t for t in two_hops)
 
 
-def test_three_hops_from_a_hub_are_turned_around_too(store: QueryLog) -> None:
+def test_three_hops_from_a_hub_are_turned_around_in_the_hubs_order(store: QueryLog) -> None:
     drama, heat = store.named("Drama"), store.named("Heat")
     found = store.paths(drama, heat, max_hops=3)
     assert [short(p) for p in found] == [
         [
+            ("Film%2000003", "has_genre", False),
+            ("Film%2000003", "written_by", True),
+            ("Heat", "written_by", False),
+        ],
+        [
             ("Film%2020050", "has_genre", False),
             ("Film%2020050", "directed_by", True),
             ("Heat", "directed_by", False),
-        ]
+        ],
     ]
-    assert found[0].nodes[0] == drama and found[0].nodes[-1] == heat
+    assert all(p.nodes[0] == drama and p.nodes[-1] == heat for p in found)
+    # searched from Heat, whose own order would put Ann Hui's path first
+    assert store.paths(drama, heat, max_hops=3, limit=1) == found[:1]
+
+
+def test_three_hops_from_a_small_end_next_to_a_hub_are_all_found(store: QueryLog) -> None:
+    small, zed = store.named("Small A"), store.named("Zed")
+    store.texts.clear()
+    there = store.paths(small, zed, max_hops=3)
+    three = [t for t in store.texts if "?m2 ?p3" in t]
+    assert three and f"LIMIT {PATHS_WALKS}  #" in three[0], "Drama's films are walked whole"
+    back = store.paths(zed, small, max_hops=3)
+    assert len(there) == len(back) == 3
+    assert {p.nodes[2].value.rsplit("/", 1)[-1] for p in there} == {
+        "Film%2000001",
+        "Film%2000002",
+        "Film%2000004",
+    }

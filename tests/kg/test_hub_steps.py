@@ -83,3 +83,19 @@ def test_a_probed_hub_is_kept_until_the_data_changes(tmp_path) -> None:  # type:
     steps = kg.relation_steps([drama, two])
     assert sum("EXISTS" in t for t in kg.texts) == 1, "a load makes the hub probed again"
     assert ("has_tags", True) in {(p.value.rsplit("/", 1)[-1], f) for p, f in steps}
+
+
+def test_a_users_store_keeps_no_hub_it_cannot_see_change(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import pyoxigraph
+
+    from middleware.kg.backends.local import LocalStore
+
+    theirs = pyoxigraph.Store()
+    kg = LocalStore(store=theirs, profile="metaqa", name="theirs")
+    lines = [f"Film {i:05d}|has_genre|Drama" for i in range(FILMS)]
+    kg.load_text("\n".join(lines) + "\nSmall One|directed_by|Ann Hui\n", name="kb.txt")
+    drama = next(e.iri for e in kg.search("Drama") if e.label == "Drama")
+    one = next(e.iri for e in kg.search("Small One") if e.label == "Small One")
+    kg.relation_steps([drama, one])
+    assert not kg.versions_every_change
+    assert kg._kept_hubs([drama]) == {}

@@ -116,7 +116,7 @@ class LocalStore(GraphOperations):
         if store is not None and self.path is not None:
             raise BadRequest("give either a store directory or an open store, not both")
         self._store = store if store is not None else self._open()
-        self._wrapped = store is not None  # a user's store may change behind our back
+        self._wrapped, self.versions_every_change = store is not None, store is None
         self._opened = self._current_name()  # the generation a reader has open
         self._version = 0
         self.caller_queries: CallerQueries | None = CallerQueries(self, executors)

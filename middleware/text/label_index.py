@@ -16,6 +16,7 @@ from pyoxigraph import NamedNode
 from rapidfuzz import fuzz, process
 
 from middleware.kg.base import KnowledgeGraph, LabelRow
+from middleware.text.bigrams import Bigrams
 from middleware.text.folding import fold, normalize_space
 from middleware.text.name_variants import NameVariants
 
@@ -74,6 +75,7 @@ class LabelIndex:
         self.folded.pop("", None)
         self._keys = list(self.folded)
         self._variants: NameVariants | None = None
+        self._bigrams: Bigrams | None = None  # built on the first typo-tolerant search
 
     @property
     def variants(self) -> NameVariants:
@@ -100,13 +102,19 @@ class LabelIndex:
         return found
 
     def fuzzy(self, mention: str, *, cutoff: float, limit: int) -> list[Hit]:
-        """Typo-tolerant hits (rapidfuzz ratio over folded labels)."""
+        """Typo-tolerant hits (rapidfuzz ratio over folded labels), scored only over the
+        labels that share enough character pairs with the mention to reach ``cutoff``
+        (``text/bigrams.py``): the same hits as scoring every label."""
         key = fold(mention)
         if not key:
             return []
+        if self._bigrams is None:
+            self._bigrams = Bigrams(self._keys)
+        keys = self._bigrams.candidates(key, cutoff)
+        choices = self._keys if keys is None else [self._keys[i] for i in keys]
         found = []
         for folded, score, _ in process.extract(
-            key, self._keys, scorer=fuzz.ratio, limit=limit * 3, score_cutoff=cutoff
+            key, choices, scorer=fuzz.ratio, limit=limit * 3, score_cutoff=cutoff
         ):
             for row in self.folded[folded]:
                 found.append(Hit(row.entity, row.text, "fuzzy", 0.9 * score / 100))

@@ -1,0 +1,65 @@
+"""Which labels a typo-tolerant search must score: those sharing enough character pairs.
+
+rapidfuzz's ``ratio`` is ``100 * (1 - indel / (m + n))``, with ``indel`` the insertions
+and deletions that turn one text into the other. For a mention of ``m`` characters to
+reach a cutoff ``c`` (as a fraction), a label can be at most ``m * (2 - c) / c`` long,
+so at most ``(1 - c) * 2m / c`` edits apart. One edit removes at most two of the
+mention's character pairs, so a label within reach still holds all but
+``2 * edits`` of the mention's distinct pairs. Labels holding fewer cannot reach the
+cutoff, and are never scored: the hits are those of scoring every label, at a cost set
+by how many labels share pairs with the mention. A mention too short for the bound to
+exclude anything (the bound is 0 or less) is scored against every label.
+
+>>> pairs = Bigrams(["heat", "michael mann", "the heat"])
+>>> pairs.candidates("michel mann", 85.0)
+[1]
+>>> pairs.candidates("hat", 85.0) is None  # too short: every label is scored
+True
+"""
+
+from __future__ import annotations
+
+import math
+from array import array
+from collections.abc import Sequence
+
+import numpy as np
+
+
+def pairs_of(text: str) -> set[str]:
+    """The distinct pairs of adjacent characters of ``text``."""
+    return {text[i : i + 2] for i in range(len(text) - 1)}
+
+
+class Bigrams:
+    """For each pair of adjacent characters, the labels (by position) that hold it."""
+
+    def __init__(self, keys: Sequence[str]) -> None:
+        postings: dict[str, array[int]] = {}
+        for position, key in enumerate(keys):
+            for pair in pairs_of(key):
+                found = postings.get(pair)
+                if found is None:
+                    found = postings[pair] = array("i")
+                found.append(position)
+        self._postings = {
+            pair: np.frombuffer(rows, dtype=np.int32) for pair, rows in postings.items()
+        }
+        self._size = len(keys)
+
+    def candidates(self, mention: str, cutoff: float) -> list[int] | None:
+        """The positions of the labels that may reach ``cutoff`` (0-100) against
+        ``mention`` (both folded), in order; None when every label must be scored."""
+        share = cutoff / 100
+        if share <= 0:
+            return None
+        pairs = pairs_of(mention)
+        edits = math.floor((1 - share) * 2 * len(mention) / share + 1e-9)
+        needed = len(pairs) - 2 * edits
+        if needed <= 0:
+            return None
+        held = [self._postings[p] for p in pairs if p in self._postings]
+        if len(held) < needed:
+            return []
+        counts = np.bincount(np.concatenate(held), minlength=self._size)
+        return [int(i) for i in np.flatnonzero(counts >= needed)]

@@ -1,0 +1,53 @@
+"""The typo-tolerant search scores only labels sharing enough character pairs with the
+mention, and finds exactly what scoring every label finds."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from rapidfuzz import fuzz, process
+
+from middleware.text.bigrams import Bigrams
+
+ALPHABET = "aeilnorst "  # few letters: many labels near one another
+
+
+def edited(rng: random.Random, text: str, edits: int) -> str:
+    chars = list(text)
+    for _ in range(edits):
+        where = rng.randrange(len(chars) + 1)
+        if chars and rng.random() < 0.5:
+            del chars[min(where, len(chars) - 1)]
+        else:
+            chars.insert(where, rng.choice(ALPHABET))
+    return "".join(chars)
+
+
+@pytest.mark.parametrize("cutoff", [60.0, 85.0, 95.0])
+def test_the_candidates_hold_every_label_that_reaches_the_cutoff(cutoff: float) -> None:
+    rng = random.Random(7)
+    keys = ["".join(rng.choice(ALPHABET) for _ in range(rng.randint(2, 16))) for _ in range(3000)]
+    pairs = Bigrams(keys)
+    filtered_somewhere = False
+    for _ in range(300):
+        mention = edited(rng, rng.choice(keys), rng.randint(0, 3)) or "a"
+        everything = process.extract(
+            mention, keys, scorer=fuzz.ratio, limit=None, score_cutoff=cutoff
+        )
+        chosen = pairs.candidates(mention, cutoff)
+        if chosen is None:
+            continue
+        filtered_somewhere = filtered_somewhere or len(chosen) < len(keys)
+        assert {i for _, _, i in everything} <= set(chosen), mention
+        subset = [keys[i] for i in chosen]
+        found = process.extract(mention, subset, scorer=fuzz.ratio, limit=None, score_cutoff=cutoff)
+        assert [(k, s) for k, s, _ in found] == [(k, s) for k, s, _ in everything]
+    assert filtered_somewhere or cutoff < 85  # a low cutoff bounds nothing
+
+
+def test_a_short_mention_or_no_cutoff_scores_every_label() -> None:
+    pairs = Bigrams(["heat", "the heat", "michael mann"])
+    assert pairs.candidates("hat", 85.0) is None
+    assert pairs.candidates("michael mann", 0.0) is None
+    assert pairs.candidates("qwertyuiopas", 85.0) == []  # no label holds its pairs

@@ -7,6 +7,7 @@ first, then untagged, then the rest; ties by text.
 
 from __future__ import annotations
 
+import threading
 import weakref
 from collections import defaultdict
 from collections.abc import Iterable
@@ -76,6 +77,7 @@ class LabelIndex:
         self._keys = list(self.folded)
         self._variants: NameVariants | None = None
         self._bigrams: Bigrams | None = None  # built on the first typo-tolerant search
+        self._lock = threading.Lock()
 
     @property
     def variants(self) -> NameVariants:
@@ -108,8 +110,9 @@ class LabelIndex:
         key = fold(mention)
         if not key:
             return []
-        if self._bigrams is None:
-            self._bigrams = Bigrams(self._keys)
+        with self._lock:  # one build, however many threads search first
+            if self._bigrams is None:
+                self._bigrams = Bigrams(self._keys)
         keys = self._bigrams.candidates(key, cutoff)
         choices = self._keys if keys is None else [self._keys[i] for i in keys]
         found = []

@@ -51,3 +51,34 @@ def test_a_short_mention_or_no_cutoff_scores_every_label() -> None:
     assert pairs.candidates("hat", 85.0) is None
     assert pairs.candidates("michael mann", 0.0) is None
     assert pairs.candidates("qwertyuiopas", 85.0) == []  # no label holds its pairs
+
+
+def test_threads_searching_first_build_the_pairs_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    import threading
+
+    from pyoxigraph import NamedNode
+
+    from middleware.kg.base import LabelRow
+    from middleware.text import label_index
+
+    built = []
+    real = label_index.Bigrams
+
+    def counted(keys: list[str]) -> Bigrams:
+        built.append(len(keys))
+        return real(keys)
+
+    monkeypatch.setattr(label_index, "Bigrams", counted)
+    rows = [LabelRow(NamedNode(f"http://ex.org/{i}"), f"label number {i}") for i in range(500)]
+    index = label_index.LabelIndex(rows)
+    threads = [
+        threading.Thread(
+            target=index.fuzzy, args=("label numbr 7",), kwargs={"cutoff": 85.0, "limit": 3}
+        )
+        for _ in range(4)
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert built == [500]

@@ -25,6 +25,7 @@ import weakref
 from collections import OrderedDict
 from collections.abc import Sequence
 from pathlib import Path as FilePath
+from typing import TYPE_CHECKING
 
 from pyoxigraph import Literal, NamedNode
 
@@ -80,6 +81,13 @@ class RelationWalks:
     # whether ``version`` changes with every change of the data (a store that owns its
     # data); only then are hubs' steps kept for other batches
     versions_every_change: bool = False
+
+    if TYPE_CHECKING:  # from DegreeCounts; declared for type checking only, as a stub
+        # here would come before it in GraphOperations' order and hide it
+
+        def degrees(
+            self, entities: Sequence[NamedNode], *, at_most: int | None = None
+        ) -> dict[NamedNode, int]: ...
 
     @property
     def version(self) -> int:
@@ -177,13 +185,8 @@ class RelationWalks:
 
     def _hubs(self, nodes: list[NamedNode]) -> list[NamedNode]:
         """The nodes with at least ``SORT_WINDOW`` edges (each counted only up to it)."""
-        common = self._common_bindings()
-        found = []
-        for node in nodes:
-            rows = self._select("degree_capped", entity=node, cap=SORT_WINDOW, **common)
-            if rows and _count(rows[0].get("n")) >= SORT_WINDOW:
-                found.append(node)
-        return found
+        counts = self.degrees(nodes, at_most=SORT_WINDOW)
+        return [node for node in nodes if counts[node] >= SORT_WINDOW]
 
     def _kept_hubs(self, nodes: list[NamedNode]) -> dict[NamedNode, tuple[RelationStep, ...]]:
         """The probed steps kept for those of ``nodes`` known as hubs at this version."""

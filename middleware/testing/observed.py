@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from pyoxigraph import NamedNode
 
 from middleware.kg.backends.local import LocalStore
@@ -37,6 +39,14 @@ class QueryLog(ObservedStore):
     """A local store that keeps the text of every query it runs in ``texts``."""
 
     texts: list[str]
+
+    @classmethod
+    def loaded(cls, folder: Path, lines: list[str], *, name: str) -> QueryLog:
+        """A store at ``folder`` holding MetaQA-style ``subject|relation|object`` lines."""
+        store = cls(folder, profile="metaqa", name=name)
+        store.texts = []
+        store.load_text("\n".join(lines) + "\n", name="kb.txt")
+        return store
 
     def before(self, sparql: str) -> None:
         self.texts.append(sparql)

@@ -16,9 +16,7 @@ HUB_EDGES = SORT_WINDOW + 500
 def hub(tmp_path_factory: pytest.TempPathFactory) -> QueryLog:
     lines = [f"Film {i:05d}|has_genre|Drama" for i in range(HUB_EDGES)]
     lines += ["Drama Queen|directed_by|Ann Hui", "Drama|has_tags|genre"]
-    store = QueryLog(tmp_path_factory.mktemp("hub") / "store", profile="metaqa", name="hub")
-    store.texts = []
-    store.load_text("\n".join(lines) + "\n", name="kb.txt")
+    store = QueryLog.loaded(tmp_path_factory.mktemp("hub") / "store", lines, name="hub")
     return store
 
 

@@ -21,9 +21,7 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> QueryLog:
     lines += ["Film 00003|written_by|Bo Yang", "Heat|written_by|Bo Yang"]
     lines += ["Small A|has_genre|Drama"]
     lines += [f"Film {i:05d}|starred_actors|Zed" for i in (1, 2, 4)]
-    kg = QueryLog(tmp_path_factory.mktemp("hubpaths") / "store", profile="metaqa", name="p")
-    kg.texts = []
-    kg.load_text("\n".join(lines) + "\n", name="kb.txt")
+    kg = QueryLog.loaded(tmp_path_factory.mktemp("hubpaths") / "store", lines, name="p")
     return kg
 
 

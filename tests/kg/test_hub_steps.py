@@ -23,9 +23,7 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> QueryLog:
     lines += [
         f"Busy {b}|starred_actors|Actor {b}-{i}" for b in range(BUSY) for i in range(BUSY_EDGES)
     ]
-    kg = QueryLog(tmp_path_factory.mktemp("hubsteps") / "store", profile="metaqa", name="h")
-    kg.texts = []
-    kg.load_text("\n".join(lines) + "\n", name="kb.txt")
+    kg = QueryLog.loaded(tmp_path_factory.mktemp("hubsteps") / "store", lines, name="h")
     return kg
 
 
@@ -66,9 +64,7 @@ def test_when_the_others_fill_the_window_too_they_are_probed(store: QueryLog) ->
 def test_a_probed_hub_is_kept_until_the_data_changes(tmp_path) -> None:  # type: ignore[no-untyped-def]
     lines = [f"Film {i:05d}|has_genre|Drama" for i in range(FILMS)]
     lines += ["Small One|directed_by|Ann Hui", "Small Two|written_by|Bo Yang"]
-    kg = QueryLog(tmp_path / "store", profile="metaqa", name="k")
-    kg.texts = []
-    kg.load_text("\n".join(lines) + "\n", name="kb.txt")
+    kg = QueryLog.loaded(tmp_path / "store", lines, name="k")
     drama, one, two = kg.named("Drama"), kg.named("Small One"), kg.named("Small Two")
     kg.relation_steps([drama, one])
     kg.texts.clear()

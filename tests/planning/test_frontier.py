@@ -17,9 +17,7 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> QueryLog:
     lines = [f"Film {i:05d}|has_genre|Drama" for i in range(FILMS)]
     lines += [f"Film {i:05d}|directed_by|Director {i % 7}" for i in range(FILMS)]
     lines += ["Small Film|has_genre|Drama", "Small Film|directed_by|Ann Hui"]
-    kg = QueryLog(tmp_path_factory.mktemp("frontier") / "store", profile="metaqa", name="f")
-    kg.texts = []
-    kg.load_text("\n".join(lines) + "\n", name="kb.txt")
+    kg = QueryLog.loaded(tmp_path_factory.mktemp("frontier") / "store", lines, name="f")
     return kg
 
 

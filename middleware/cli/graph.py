@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import shutil
 import sys
+import time
 from pathlib import Path
 
 import click
@@ -38,6 +39,7 @@ from middleware.serialize.graph_json import (
     term_json,
     triple_json,
 )
+from middleware.text.stored_labels import label_index
 from middleware.text.verbalize import Verbalizer
 
 
@@ -126,6 +128,11 @@ def load(
         f"{report.seconds:.1f} s ({report.rate:,.0f} triples/s); "
         f"{target.name} now holds {len(target):,} triples (profile {target.profile.name})"
     )
+    started = time.monotonic()
+    if settings.progress:
+        click.echo("indexing the labels for linking ...", err=True)
+    labels = len(label_index(target))  # kept beside the data: later processes open it
+    click.echo(f"indexed {labels:,} label texts in {time.monotonic() - started:.1f} s")
 
 
 @click.command()

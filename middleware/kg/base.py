@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path as FilePath
 from typing import Literal as TypingLiteral
 from typing import Protocol, cast, runtime_checkable
 
@@ -220,6 +221,11 @@ class KnowledgeGraph(Protocol):
     def match_labels(self, pattern: str, *, limit: int = 1000) -> list[LabelRow]: ...
 
     def label_rows(self) -> Iterator[LabelRow]: ...
+
+    def index_folder(self) -> FilePath | None:
+        """Where files derived from this version of the data (a label index, the
+        predicates) are kept for later processes; None where there is no such place."""
+        ...
 
 
 def cap_result(result: QueryResult, max_rows: int | None) -> QueryResult:

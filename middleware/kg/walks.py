@@ -33,6 +33,7 @@ from middleware.errors import BadRequest
 from middleware.kg.base import MAX_LIMIT, SORT_WINDOW, Capabilities, Hop, Path, Triple
 from middleware.kg.profiles import Profile
 from middleware.kg.terms import Term
+from middleware.kg.vocabulary_file import FILE_NAME as VOCABULARY_FILE
 from middleware.kg.vocabulary_file import keep, kept
 
 RelationStep = tuple[NamedNode, bool]
@@ -213,10 +214,16 @@ class RelationWalks:
             if len(kept) > HUBS_KEPT:
                 kept.popitem(last=False)
 
-    def vocabulary_file(self) -> FilePath | None:
-        """Where this version's predicates are kept for later processes (None: nowhere;
-        a store on disk keeps them in its live generation's folder)."""
+    def index_folder(self) -> FilePath | None:
+        """Where files derived from this version of the data are kept for later
+        processes (None: nowhere; a store on disk keeps them in its live generation's
+        folder, which never changes)."""
         return None
+
+    def vocabulary_file(self) -> FilePath | None:
+        """Where this version's predicates are kept for later processes (None: nowhere)."""
+        folder = self.index_folder()
+        return None if folder is None else folder / VOCABULARY_FILE
 
     def relation_vocabulary(self) -> list[NamedNode] | None:
         """The graph's predicates (label and ignored ones left out), read once per

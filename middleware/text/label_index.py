@@ -1,25 +1,25 @@
-"""An in-memory index over every label of an in-process graph: exact, folded, fuzzy.
+"""Label search over every label of an in-process graph: exact, folded, variant, fuzzy.
 
-Built once per graph version from ``graph.label_rows()`` and shared by every linker of
-that graph. An entity's display label is its preferred label: the profile's language
+``LabelSearch`` holds the lookups; ``LabelIndex`` keeps the rows in memory, built from
+``graph.label_rows()`` (``text/stored_labels.py`` keeps them on disk instead). An entity's display label is its preferred label: the profile's language
 first, then untagged, then the rest; ties by text.
 """
 
 from __future__ import annotations
 
 import threading
-import weakref
+from abc import ABC, abstractmethod
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from pyoxigraph import NamedNode
 from rapidfuzz import fuzz, process
 
-from middleware.kg.base import KnowledgeGraph, LabelRow
+from middleware.kg.base import LabelRow
 from middleware.text.bigrams import Bigrams
 from middleware.text.folding import fold, normalize_space
-from middleware.text.name_variants import NameVariants
+from middleware.text.name_variants import NameVariants, VariantLookup
 
 # (score) per kind of hit; fuzzy scores are scaled below the folded ones.
 # Name variants (``text/name_variants.py``) are guesses and rank below every label match.
@@ -58,47 +58,47 @@ def classify(mention: str, row: LabelRow) -> Hit | None:
     return Hit(row.entity, row.text, kind, TIERS[kind])
 
 
-class LabelIndex:
-    """Exact, folded and fuzzy lookup over every label and alias of a graph."""
+class LabelSearch(ABC):
+    """Exact, folded, name-variant and fuzzy lookup over a graph's labels, whatever
+    holds them: the rows under a whitespace-normalized text, under a folded text, the
+    folded texts in their first order, and the variant table."""
 
-    def __init__(self, rows: Iterable[LabelRow], *, language: str | None = None) -> None:
-        self.exact: dict[str, list[LabelRow]] = defaultdict(list)
-        self.folded: dict[str, list[LabelRow]] = defaultdict(list)
-        best: dict[NamedNode, tuple[int, str]] = {}
-        for row in rows:
-            self.exact[normalize_space(row.text)].append(row)
-            self.folded[fold(row.text)].append(row)
-            if not row.alias:
-                rank = (language_rank(row.language, language), row.text)
-                if row.entity not in best or rank < best[row.entity]:
-                    best[row.entity] = rank
-        self.labels = {iri: text for iri, (_, text) in best.items()}
-        self.folded.pop("", None)
-        self._keys = list(self.folded)
-        self._variants: NameVariants | None = None
+    labels: Mapping[NamedNode, str]  # each entity's display label
+
+    def __init__(self) -> None:
         self._bigrams: Bigrams | None = None  # built on the first typo-tolerant search
+        self._fuzzy_keys: Sequence[str] = ()
         self._lock = threading.Lock()
 
-    @property
-    def variants(self) -> NameVariants:
-        """Name variants of every label, derived on first use."""
-        if self._variants is None:
-            self._variants = NameVariants(
-                row.text for rows in self.exact.values() for row in rows if not row.alias
-            )
-        return self._variants
+    @abstractmethod
+    def exact_rows(self, text: str) -> list[LabelRow]:
+        """The rows whose whitespace-normalized text is ``text``, in their first order."""
 
+    @abstractmethod
+    def folded_rows(self, key: str) -> list[LabelRow]:
+        """The rows whose folded text is ``key``, in their first order."""
+
+    @abstractmethod
+    def folded_keys(self) -> Sequence[str]:
+        """Every distinct non-empty folded text, in the order first seen."""
+
+    @property
+    @abstractmethod
+    def variants(self) -> VariantLookup:
+        """The labels each name variant may stand for."""
+
+    @abstractmethod
     def __len__(self) -> int:
-        return len(self.exact)
+        """How many distinct whitespace-normalized label texts there are."""
 
     def hits(self, mention: str, *, variants: bool = True) -> list[Hit]:
         """Exact and folded hits of a whitespace-normalized mention, then (unless
         ``variants`` is false) the labels it may be a short form or demonym of."""
-        rows = self.exact.get(mention, []) + self.folded.get(fold(mention), [])
+        rows = self.exact_rows(mention) + self.folded_rows(fold(mention))
         found = [hit for row in rows if (hit := classify(mention, row)) is not None]
         if variants:
             for text in self.variants.labels(fold(mention)):
-                for row in self.exact.get(normalize_space(text), []):
+                for row in self.exact_rows(normalize_space(text)):
                     if not row.alias:
                         found.append(Hit(row.entity, row.text, "variant", TIERS["variant"]))
         return found
@@ -112,28 +112,65 @@ class LabelIndex:
             return []
         with self._lock:  # one build, however many threads search first
             if self._bigrams is None:
-                self._bigrams = Bigrams(self._keys)
+                self._fuzzy_keys = self.folded_keys()
+                self._bigrams = Bigrams(self._fuzzy_keys)
+        every = self._fuzzy_keys
         keys = self._bigrams.candidates(key, cutoff)
-        choices = self._keys if keys is None else [self._keys[i] for i in keys]
+        choices = every if keys is None else [every[i] for i in keys]
         found = []
         for folded, score, _ in process.extract(
             key, choices, scorer=fuzz.ratio, limit=limit * 3, score_cutoff=cutoff
         ):
-            for row in self.folded[folded]:
+            for row in self.folded_rows(folded):
                 found.append(Hit(row.entity, row.text, "fuzzy", 0.9 * score / 100))
         return found
 
 
-_INDEXES: weakref.WeakKeyDictionary[object, tuple[int, LabelIndex]] = weakref.WeakKeyDictionary()
+def display_labels(rows: Iterable[LabelRow], language: str | None) -> dict[NamedNode, str]:
+    """Each entity's preferred label: the profile's language first, then untagged, then
+    the rest; ties by text (aliases are never display labels)."""
+    best: dict[NamedNode, tuple[int, str]] = {}
+    for row in rows:
+        if not row.alias:
+            rank = (language_rank(row.language, language), row.text)
+            if row.entity not in best or rank < best[row.entity]:
+                best[row.entity] = rank
+    return {iri: text for iri, (_, text) in best.items()}
 
 
-def label_index(graph: KnowledgeGraph) -> LabelIndex:
-    """The index of ``graph`` (which must have ``capabilities.label_index``), rebuilt
-    when its version changes."""
-    graph.refresh()  # first: a reader moves to a load another process swapped in
-    version = graph.version  # read before the rows: a later swap rebuilds again
-    cached = _INDEXES.get(graph)
-    if cached is None or cached[0] != version:
-        cached = (version, LabelIndex(graph.label_rows(), language=graph.profile.language))
-        _INDEXES[graph] = cached
-    return cached[1]
+class LabelIndex(LabelSearch):
+    """The label search held in memory, built from every label and alias of a graph."""
+
+    def __init__(self, rows: Iterable[LabelRow], *, language: str | None = None) -> None:
+        super().__init__()
+        self.exact: dict[str, list[LabelRow]] = defaultdict(list)
+        self.folded: dict[str, list[LabelRow]] = defaultdict(list)
+        kept = []
+        for row in rows:
+            self.exact[normalize_space(row.text)].append(row)
+            self.folded[fold(row.text)].append(row)
+            kept.append(row)
+        self.labels = display_labels(kept, language)
+        self.folded.pop("", None)
+        self._variants: NameVariants | None = None
+
+    def exact_rows(self, text: str) -> list[LabelRow]:
+        return self.exact.get(text, [])
+
+    def folded_rows(self, key: str) -> list[LabelRow]:
+        return self.folded.get(key, [])
+
+    def folded_keys(self) -> Sequence[str]:
+        return list(self.folded)
+
+    @property
+    def variants(self) -> NameVariants:
+        """Name variants of every label, derived on first use."""
+        if self._variants is None:
+            self._variants = NameVariants(
+                row.text for rows in self.exact.values() for row in rows if not row.alias
+            )
+        return self._variants
+
+    def __len__(self) -> int:
+        return len(self.exact)

@@ -3,9 +3,9 @@
 Ranked by match kind (exact label, exact alias, case/diacritics/punctuation-folded
 label, folded alias, then typo-tolerant), ties broken by degree (popularity), then
 label and IRI. Graphs that can list their labels in-process (``capabilities.
-label_index``) get an index built once per version; others (SPARQL endpoints) are
-asked with batched label lookups (``text/label_queries.py``) within
-``max_queries`` per call. Exact, alias and folded matches are the same either way;
+label_index``) get an index built once per version (kept on disk beside a store's
+data); others (SPARQL endpoints) are asked with batched label lookups
+(``text/label_queries.py``) within ``max_queries`` per call. Exact, alias and folded matches are the same either way;
 typo-tolerant ones differ (fuzzy ratio over the index, the profile's search on an
 endpoint).
 
@@ -33,9 +33,10 @@ from middleware.config.areas import TextSettings
 from middleware.errors import BadRequest
 from middleware.kg.base import SORT_WINDOW, Entity, KnowledgeGraph, LabelRow
 from middleware.text.folding import fold, normalize_space
-from middleware.text.label_index import Hit, LabelIndex, classify, label_index
+from middleware.text.label_index import Hit, LabelSearch, classify
 from middleware.text.label_queries import LookupReport, queried_hits
 from middleware.text.spans import Span, candidate_spans, select_spans
+from middleware.text.stored_labels import label_index
 
 MAX_MENTION_CHARS = 500
 RANKING_QUERIES = 2  # an endpoint's degrees and display labels, one query each
@@ -70,7 +71,7 @@ class EntityLinker:
             max_queries=text.link_max_queries,
         )
 
-    def index(self) -> LabelIndex | None:
+    def index(self) -> LabelSearch | None:
         """The label index, for graphs that can list their labels in-process."""
         return label_index(self.graph) if self.graph.capabilities.label_index else None
 

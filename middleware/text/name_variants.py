@@ -43,7 +43,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter, defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 
 from middleware.text.folding import fold
 from middleware.text.spans import UNNAMING
@@ -57,6 +57,7 @@ MIN_WORD = 4  # a one-word variant has at least this many letters
 ACRONYM_STOP = frozenset({"of", "the", "and", "de", "for", "a", "an", "in", "on", "at", "to"})
 _NUMERAL = re.compile(r"^(\d+|[ivx]+)$")
 _QUALIFIER = re.compile(r"^(?P<name>.*[a-z.])-[A-Z]{2,3}$")
+ListsByKey = Mapping[str, Sequence[str]]  # a key's labels, in the order derived
 _BRACKETS = re.compile(r"^(?P<outer>[^()]+?)\s*\((?P<inner>[^()]+)\)\s*$")
 # Demonym and adjective endings, longest first: "brazil|ians", "japan|ese", "turk|ish".
 PLURAL = ("s", "")  # endings that make no demonym of a whole one-word label
@@ -108,7 +109,31 @@ def acronyms(words: list[str]) -> list[str]:
     return found
 
 
-class NameVariants:
+class VariantLookup:
+    """The labels each variant key may stand for: ``keys`` maps a key to labels, and
+    ``stems`` a name's stem (before a demonym ending) to labels; in memory or on disk."""
+
+    def __init__(self, keys: ListsByKey, stems: ListsByKey) -> None:
+        self._keys, self._stems = keys, stems
+
+    def labels(self, key: str) -> list[str]:
+        """Labels that the folded ``key`` may stand for (none for a function word)."""
+        if key in UNNAMING:
+            return []
+        found = list(self._keys.get(key, ()))
+        *before, last = key.split(" ")
+        if last.isalpha() and all(w.isalpha() for w in before):
+            for stem, suffix in mention_stems(last):
+                for text in self._stems.get(" ".join([*before, stem]), ()):
+                    # a plural is not a demonym: "films" is not "film", "serbs" is
+                    # "serbia"; a place of several words takes a demonym's ending only
+                    if suffix in PLURAL and (before or fold(text) == stem):
+                        continue
+                    found.append(text)
+        return list(dict.fromkeys(t for t in found if fold(t) != key))
+
+
+class NameVariants(VariantLookup):
     """Variant keys of a set of labels, and the labels each key may stand for."""
 
     def __init__(self, labels: Iterable[str], *, head_min: int = HEAD_MIN) -> None:
@@ -117,19 +142,21 @@ class NameVariants:
         self.last = Counter(w[-1] for w in split.values() if len(w) >= 2)
         self.first = Counter(w[0] for w in split.values() if len(w) >= 2)
         self.heads = frozenset(word for word, n in self.last.items() if n >= head_min)
-        self._keys: dict[str, list[str]] = defaultdict(list)
-        self._stems: dict[str, list[str]] = defaultdict(list)
+        keys: dict[str, list[str]] = defaultdict(list)
+        stems_of: dict[str, list[str]] = defaultdict(list)
         for text in texts:
             words = split[text]
             if len(words) == 1 and words[0].isalpha():
                 for stem in stems(words[0]):
-                    self._stems[stem].append(text)
+                    stems_of[stem].append(text)
             elif _place_like(text, words):  # "South Australia" → south australian
                 for stem in stems(words[-1]):
-                    self._stems[" ".join([*words[:-1], stem])].append(text)
+                    stems_of[" ".join([*words[:-1], stem])].append(text)
             for key in self.variants(text, words):
                 if key != " ".join(words):
-                    self._keys[key].append(text)
+                    keys[key].append(text)
+        super().__init__(keys, stems_of)
+        self.keys, self.stems = keys, stems_of  # for a copy kept on disk
 
     def variants(self, text: str, words: list[str] | None = None) -> set[str]:
         """The variant keys of one label (its own folded form excluded by the caller)."""
@@ -173,22 +200,6 @@ class NameVariants:
             found.add(" ".join(_run_initials(words)))
         found.update(acronyms(words))
         return found
-
-    def labels(self, key: str) -> list[str]:
-        """Labels that the folded ``key`` may stand for (none for a function word)."""
-        if key in UNNAMING:
-            return []
-        found = list(self._keys.get(key, ()))
-        *before, last = key.split(" ")
-        if last.isalpha() and all(w.isalpha() for w in before):
-            for stem, suffix in mention_stems(last):
-                for text in self._stems.get(" ".join([*before, stem]), ()):
-                    # a plural is not a demonym: "films" is not "film", "serbs" is
-                    # "serbia"; a place of several words takes a demonym's ending only
-                    if suffix in PLURAL and (before or fold(text) == stem):
-                        continue
-                    found.append(text)
-        return list(dict.fromkeys(t for t in found if fold(t) != key))
 
 
 def _place_like(text: str, words: list[str]) -> bool:

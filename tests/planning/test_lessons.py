@@ -8,8 +8,8 @@ from middleware.cli.learn import lesson
 from middleware.eval.items import EvalItem
 from middleware.kg.backends.local import LocalStore
 from middleware.testing.graphs import ex, films_path
-from middleware.text.label_index import label_index
 from middleware.text.linking import EntityLinker
+from middleware.text.stored_labels import label_index
 
 
 def test_answers_are_linked_by_their_labels_without_building_name_variants() -> None:

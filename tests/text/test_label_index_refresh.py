@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from middleware.kg.backends.local import LocalStore
-from middleware.text import label_index as module
-from middleware.text.label_index import label_index
+from middleware.text import stored_labels as module
+from middleware.text.stored_labels import label_index
 
 EX = "http://example.org/"
 LABEL = "http://www.w3.org/2000/01/rdf-schema#label"
@@ -24,8 +24,8 @@ def test_a_reader_links_a_name_another_process_just_loaded(
     assert label_index(reader).hits("titanic")
     writer.load_text(f'<{EX}b> <{LABEL}> "Avatar" .', name="two.nt", format="nt")
     built = []
-    real = module.LabelIndex
-    monkeypatch.setattr(module, "LabelIndex", lambda *a, **k: built.append(1) or real(*a, **k))
+    real = module.build
+    monkeypatch.setattr(module, "build", lambda *a, **k: built.append(1) or real(*a, **k))
     assert label_index(reader).hits("avatar")  # linking first: no query ran since
     assert label_index(reader).hits("avatar")
     assert len(built) == 1  # one rebuild for one swap

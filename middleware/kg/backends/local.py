@@ -71,7 +71,6 @@ from middleware.kg.loading import (
 from middleware.kg.operations import GraphOperations
 from middleware.kg.profiles import Profile, load_profile
 from middleware.kg.sparql_guard import QueryDataset, QueryPolicy
-from middleware.kg.vocabulary_file import FILE_NAME as VOCABULARY_FILE
 from middleware.support.locks import LockTimeout, file_lock
 
 
@@ -198,11 +197,11 @@ class LocalStore(GraphOperations):
 
         return file_lock(self.path / ".lock", timeout=self.wait, waiting=note)
 
-    def vocabulary_file(self) -> Path | None:
-        """The live generation's folder keeps its predicates (it never changes)."""
+    def index_folder(self) -> Path | None:
+        """The live generation's folder (it never changes): its predicates, its labels."""
         self.refresh()
         opened = None if self.plain else self._opened
-        return self.path / opened / VOCABULARY_FILE if self.path and opened else None
+        return self.path / opened if self.path and opened else None
 
     # -- queries ----------------------------------------------------------------------
     def _execute(

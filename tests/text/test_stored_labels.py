@@ -1,0 +1,153 @@
+"""The label index kept on disk gives the in-memory index's hits, in the same order, and
+is built once per store generation, by whichever process needs it first."""
+
+from __future__ import annotations
+
+import random
+import threading
+from pathlib import Path
+
+import pytest
+from pyoxigraph import NamedNode
+
+from middleware.kg.backends.local import LocalStore
+from middleware.kg.base import LabelRow
+from middleware.kg.profiles import load_profile
+from middleware.text import stored_labels
+from middleware.text.label_index import LabelIndex
+from middleware.text.linking import EntityLinker
+from middleware.text.stored_labels import (
+    StoredLabelIndex,
+    build,
+    file_names,
+    label_index,
+    stored_index,
+)
+
+WORDS = ["united", "kingdom", "state", "new", "york", "heat", "mann", "caf\u00e9", "of", "the"]
+NAMES = [
+    "United Kingdom",
+    "United  Kingdom",
+    "united kingdom",
+    "C. S. Lewis",
+    "English Language",
+    "Jamaica",
+    "South Australia",
+    "Caf\u00e9 Society",
+    "CAFE SOCIETY",
+    "Heat (1995 film)",
+    "Michael Mann",
+    "Robin Hood: Prince of Thieves",
+    "United States of America",
+]
+
+
+def labelled_rows(count: int, seed: int = 3) -> list[LabelRow]:
+    """Labels with shared texts, case and accent variants, aliases and languages."""
+    pick = random.Random(seed)
+    rows = []
+    for _ in range(count):
+        entity = NamedNode(f"http://ex.org/e{pick.randrange(count // 2)}")
+        if pick.random() < 0.3:
+            text = pick.choice(NAMES)
+        else:
+            text = " ".join(pick.choice(WORDS) for _ in range(pick.randint(1, 3))).title()
+        language = pick.choice([None, "en", "de", "en-GB"])
+        rows.append(LabelRow(entity, text, pick.random() < 0.2, language))
+    return rows
+
+
+MENTIONS = [
+    "United Kingdom",
+    "united kingdom",
+    "uk",
+    "cs lewis",
+    "english",
+    "jamaican",
+    "south australian",
+    "cafe society",
+    "heat",
+    "New York",
+    "unitd kingdm",
+    "robin hood",
+    "usa",
+    "nothing like it",
+]
+
+
+def test_the_stored_index_gives_the_same_hits_in_the_same_order(tmp_path: Path) -> None:
+    rows = labelled_rows(3000)
+    memory = LabelIndex(rows, language="en")
+    build(rows, tmp_path / "labels.sqlite", language="en")
+    stored = StoredLabelIndex(tmp_path / "labels.sqlite", tmp_path / "variants.sqlite")
+    assert len(stored) == len(memory)
+    assert dict(stored.labels) == memory.labels
+    for mention in MENTIONS:
+        for variants in (True, False):
+            assert stored.hits(mention, variants=variants) == memory.hits(
+                mention, variants=variants
+            ), mention
+        for cutoff in (60.0, 85.0):
+            assert stored.fuzzy(mention, cutoff=cutoff, limit=5) == memory.fuzzy(
+                mention, cutoff=cutoff, limit=5
+            ), mention
+    assert (tmp_path / "variants.sqlite").exists()  # derived on first use, kept
+    reopened = StoredLabelIndex(tmp_path / "labels.sqlite", tmp_path / "variants.sqlite")
+    assert reopened.hits("uk") == memory.hits("uk")
+
+
+def test_threads_share_one_stored_index(tmp_path: Path) -> None:
+    rows = labelled_rows(500)
+    build(rows, tmp_path / "labels.sqlite", language=None)
+    stored = StoredLabelIndex(tmp_path / "labels.sqlite", tmp_path / "variants.sqlite")
+    want = LabelIndex(rows).hits("united kingdom")
+    found: list[object] = []
+    threads = [
+        threading.Thread(target=lambda: found.append(stored.hits("united kingdom")))
+        for _ in range(4)
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert found == [want] * 4
+
+
+def test_a_store_on_disk_indexes_its_labels_once_for_every_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = LocalStore(tmp_path / "store", profile="metaqa")
+    store.load_text("Heat|directed_by|Michael Mann\n", name="kb.txt")
+    built: list[int] = []
+    real = stored_labels.build
+    monkeypatch.setattr(stored_labels, "build", lambda *a, **k: built.append(1) or real(*a, **k))
+    assert [e.label for e in EntityLinker(store).link("michael mann")] == ["Michael Mann"]
+    folder = store.index_folder()
+    assert folder is not None
+    labels_file, _ = file_names(store.profile)
+    assert (folder / labels_file).exists()
+    # another reader (a later process opens the store the same way) builds nothing
+    reader = LocalStore(tmp_path / "store", profile="metaqa", read_only=True)
+    assert [e.label for e in EntityLinker(reader).link("heat")] == ["Heat"]
+    assert built == [1]
+    # a load writes a new generation: its labels are indexed again, there
+    store.load_text("Alien|directed_by|Ridley Scott\n", name="more.txt")
+    assert [e.label for e in EntityLinker(reader).link("ridley scott")] == ["Ridley Scott"]
+    assert built == [1, 1]
+
+
+def test_each_profile_gets_its_own_file() -> None:
+    assert file_names(load_profile("metaqa")) != file_names(load_profile("freebase"))
+
+
+def test_a_folder_that_cannot_be_written_falls_back_to_memory(tmp_path: Path) -> None:
+    rows = labelled_rows(50)
+    assert stored_index(tmp_path / "missing", load_profile("generic"), rows) is None
+    assert not list(tmp_path.iterdir())  # nothing half-written left behind
+
+
+def test_a_store_in_memory_keeps_its_index_in_memory() -> None:
+    store = LocalStore(profile="metaqa")
+    store.load_text("Heat|directed_by|Michael Mann\n", name="kb.txt")
+    assert store.index_folder() is None
+    assert isinstance(label_index(store), LabelIndex)

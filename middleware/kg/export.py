@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import tempfile
 from pathlib import Path
 from typing import BinaryIO
 
@@ -18,6 +17,7 @@ import pyoxigraph as ox
 from middleware.errors import BadRequest
 from middleware.kg.backends.local import LocalStore
 from middleware.kg.base import KnowledgeGraph
+from middleware.support.temp_files import temporary_beside
 
 EXPORT_FORMATS = {
     "nt": ox.RdfFormat.N_TRIPLES,
@@ -75,7 +75,7 @@ def export_store(store: LocalStore, fmt: str, output: Path | BinaryIO) -> int:
     if not isinstance(output, Path):
         graph.dump(output, rdf, **where)  # type: ignore[arg-type]
         return len(graph)
-    handle, temp = tempfile.mkstemp(dir=output.parent, prefix=f".{output.name}-")
+    handle, temp = temporary_beside(output, prefix=f".{output.name}-")
     os.close(handle)
     try:
         graph.dump(temp, rdf, **where)  # type: ignore[arg-type]

@@ -21,10 +21,11 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import tempfile
 from pathlib import Path
 
 from pyoxigraph import NamedNode
+
+from middleware.support.temp_files import temporary_beside
 
 FILE_NAME = "kgmw-predicates.json"
 
@@ -60,7 +61,7 @@ def keep(path: Path | None, skipped: list[str], predicates: list[NamedNode] | No
     if predicates is not None:
         data["predicates"] = [p.value for p in predicates]
     with contextlib.suppress(OSError):
-        handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".predicates-")
+        handle, temporary = temporary_beside(path, prefix=".predicates-")
         try:
             with os.fdopen(handle, "w", encoding="utf-8") as out:
                 json.dump(data, out)

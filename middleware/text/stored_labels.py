@@ -34,7 +34,6 @@ import hashlib
 import json
 import os
 import sqlite3
-import tempfile
 import threading
 import weakref
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -44,6 +43,7 @@ from pyoxigraph import NamedNode
 
 from middleware.kg.base import KnowledgeGraph, LabelRow
 from middleware.kg.profiles import Profile
+from middleware.support.temp_files import temporary_beside
 from middleware.text.folding import fold, normalize_space
 from middleware.text.label_index import LabelIndex, LabelSearch, language_rank
 from middleware.text.name_variants import NameVariants, VariantLookup
@@ -90,7 +90,7 @@ def file_names(profile: Profile) -> tuple[str, str]:
 @contextlib.contextmanager
 def _written(target: Path) -> Iterator[sqlite3.Connection]:
     """A connection to a new file that replaces ``target`` when the block ends well."""
-    handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=".labels-", suffix=".tmp")
+    handle, temporary = temporary_beside(target, prefix=".labels-", suffix=".tmp")
     os.close(handle)
     connection = sqlite3.connect(temporary)
     try:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from pyoxigraph import NamedNode
 
-from middleware.kg.vocabulary_file import FILE_NAME
+from middleware.kg.vocabulary_file import FILE_NAME, keep
 from middleware.testing.observed import QueryLog
 
 SCAN = "SELECT DISTINCT ?p"
@@ -92,3 +92,14 @@ def test_a_file_naming_no_iri_is_read_past(tmp_path: Path) -> None:
     skipped = [str(p) for p in first.profile.skipped_predicates]
     path.write_text(json.dumps({"skipped": skipped, "predicates": ["not an iri"]}))
     assert names(opened(folder).relation_vocabulary()) == ["directed_by"]
+
+
+def test_the_kept_file_is_readable_by_other_users_as_the_store_is(tmp_path: Path) -> None:
+    import os
+
+    old = os.umask(0o022)
+    try:
+        keep(tmp_path / FILE_NAME, [], [NamedNode("urn:p")])
+    finally:
+        os.umask(old)
+    assert (tmp_path / FILE_NAME).stat().st_mode & 0o777 == 0o644

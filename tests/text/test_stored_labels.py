@@ -151,3 +151,14 @@ def test_a_store_in_memory_keeps_its_index_in_memory() -> None:
     store.load_text("Heat|directed_by|Michael Mann\n", name="kb.txt")
     assert store.index_folder() is None
     assert isinstance(label_index(store), LabelIndex)
+
+
+def test_the_files_are_readable_by_other_users_as_the_store_is(tmp_path: Path) -> None:
+    import os
+
+    old = os.umask(0o022)
+    try:
+        build(labelled_rows(20), tmp_path / "labels.sqlite", language=None)
+    finally:
+        os.umask(old)
+    assert (tmp_path / "labels.sqlite").stat().st_mode & 0o777 == 0o644

@@ -15,9 +15,10 @@ import fcntl
 import json
 import os
 import shutil
-import tempfile
 import time
 from pathlib import Path
+
+from middleware.support.temp_files import temporary_beside
 
 META_FILE = "kgmw-store.json"
 CURRENT = "current"
@@ -70,7 +71,7 @@ def swap(folder: Path, generation: Path, profile: str) -> None:
     os.symlink(generation.name, temp)
     os.replace(temp, folder / CURRENT)
     meta = {"profile": profile, "generation": generation.name, "updated": time.time()}
-    handle, tmp_meta = tempfile.mkstemp(dir=folder, prefix=".meta-")
+    handle, tmp_meta = temporary_beside(folder / META_FILE, prefix=".meta-")
     with os.fdopen(handle, "w", encoding="utf-8") as out:
         json.dump(meta, out)
     os.replace(tmp_meta, folder / META_FILE)

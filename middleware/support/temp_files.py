@@ -1,0 +1,43 @@
+"""Temporary files beside a target, renamed into place when complete, with the
+permissions any new file of this process gets.
+
+``tempfile.mkstemp`` creates its file readable by its owner alone (0600). Renamed into
+place, such a file would lock other users out of what the project writes for them to
+share: a store's metadata, its kept predicates and label index, an export. So the file
+is given the mode ``open()`` would give a new file (0666 less the process's umask).
+
+>>> import pathlib, tempfile as t
+>>> folder = pathlib.Path(t.mkdtemp())
+>>> handle, name = temporary_beside(folder / "out.json", prefix=".out-")
+>>> os.close(handle)
+>>> oct(pathlib.Path(name).stat().st_mode & 0o777) == oct(0o666 & ~UMASK)
+True
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)  # reading the umask means setting it: set it back at once
+    os.umask(mask)
+    return mask
+
+
+UMASK = _umask()  # read once, when the module is imported
+
+
+def temporary_beside(target: Path, *, prefix: str, suffix: str = "") -> tuple[int, str]:
+    """A new temporary file in ``target``'s folder (an open descriptor and its path),
+    with the mode a new file gets from ``open()``."""
+    handle, name = tempfile.mkstemp(dir=target.parent, prefix=prefix, suffix=suffix)
+    try:
+        os.fchmod(handle, 0o666 & ~UMASK)
+    except OSError:
+        os.close(handle)
+        os.unlink(name)
+        raise
+    return handle, name

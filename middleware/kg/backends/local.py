@@ -59,6 +59,7 @@ from middleware.kg.base import Capabilities, LabelRow, QueryResult
 from middleware.kg.engine_errors import engine_error
 from middleware.kg.executors.caller_queries import CallerQueries
 from middleware.kg.executors.limits import ExecutorLimits
+from middleware.kg.kept_count import counted
 from middleware.kg.load_guard import LoadCaps
 from middleware.kg.loading import (
     LoadReport,
@@ -276,8 +277,8 @@ class LocalStore(GraphOperations):
         return self._store
 
     def __len__(self) -> int:
-        self.refresh()
-        return len(self._store)
+        folder = self.index_folder()  # first: it moves a reader to the live generation
+        return counted(folder, lambda: len(self._store))  # kept per generation
 
     def close(self) -> None:
         """Release the on-disk store (RocksDB closes when its last handle goes) and stop

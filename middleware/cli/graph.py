@@ -131,8 +131,9 @@ def load(
     started = time.monotonic()
     if settings.progress:
         click.echo("indexing the labels for linking ...", err=True)
-    labels = len(label_index(target))  # kept beside the data: later processes open it
-    click.echo(f"indexed {labels:,} label texts in {time.monotonic() - started:.1f} s")
+    index = label_index(target)  # kept beside the data: later processes open it
+    index.prepare()
+    click.echo(f"indexed {len(index):,} label texts in {time.monotonic() - started:.1f} s")
 
 
 @click.command()

@@ -91,6 +91,11 @@ class LabelSearch(ABC):
     def __len__(self) -> int:
         """How many distinct whitespace-normalized label texts there are."""
 
+    def prepare(self) -> None:
+        """Derive the name variants now rather than on the first lookup that needs them
+        (an index kept on disk keeps them there too)."""
+        self.variants.labels("")
+
     def hits(self, mention: str, *, variants: bool = True) -> list[Hit]:
         """Exact and folded hits of a whitespace-normalized mention, then (unless
         ``variants`` is false) the labels it may be a short form or demonym of."""

@@ -162,3 +162,20 @@ def test_the_files_are_readable_by_other_users_as_the_store_is(tmp_path: Path) -
     finally:
         os.umask(old)
     assert (tmp_path / "labels.sqlite").stat().st_mode & 0o777 == 0o644
+
+
+def test_kgmw_load_indexes_the_labels_and_their_variants(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tests.cli_helpers import run
+
+    data = tmp_path / "kb.txt"
+    data.write_text("Heat|directed_by|Michael Mann\n")
+    store = tmp_path / "store"
+    code, out, _ = run(
+        capsys, "load", str(data), "--store", str(store), "--profile", "metaqa", "--no-progress"
+    )
+    assert code == 0 and "indexed 2 label texts" in out
+    labels, variants = file_names(load_profile("metaqa"))
+    generation = (store / "current").resolve()
+    assert (generation / labels).exists() and (generation / variants).exists()

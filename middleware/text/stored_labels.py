@@ -259,19 +259,27 @@ class StoredLabelIndex(LabelSearch):
             return self._variants
 
     def _open_variants(self) -> VariantLookup:
-        if not self._variants_path.exists():
-            texts = [
-                str(text)
-                for (text,) in self._reader.rows(
-                    "SELECT text FROM rows WHERE alias = 0 ORDER BY exact_group, id"
-                )
-            ]
+        for _ in range(2):  # a damaged file is derived again, once
+            if not self._variants_path.exists():
+                try:
+                    build_variants(self._variant_texts(), self._variants_path)
+                except (OSError, sqlite3.Error):  # a folder this process cannot write
+                    break
+            reader = _Reader(self._variants_path)
             try:
-                build_variants(texts, self._variants_path)
-            except (OSError, sqlite3.Error):  # a folder this process cannot write
-                return NameVariants(texts)
-        reader = _Reader(self._variants_path)
-        return VariantLookup(_Lists(reader, "keys"), _Lists(reader, "stems"))
+                reader.rows("SELECT 1 FROM keys LIMIT 1")
+                reader.rows("SELECT 1 FROM stems LIMIT 1")
+            except sqlite3.Error:
+                with contextlib.suppress(OSError):
+                    self._variants_path.unlink()
+                continue
+            return VariantLookup(_Lists(reader, "keys"), _Lists(reader, "stems"))
+        return NameVariants(self._variant_texts())  # derived in this process only
+
+    def _variant_texts(self) -> list[str]:
+        """Every label (not alias) text, in the in-memory index's order."""
+        found = self._reader.rows("SELECT text FROM rows WHERE alias = 0 ORDER BY exact_group, id")
+        return [str(text) for (text,) in found]
 
     def __len__(self) -> int:
         return self._size
@@ -281,16 +289,23 @@ def stored_index(
     folder: Path, profile: Profile, rows: Iterable[LabelRow] | None
 ) -> StoredLabelIndex | None:
     """The index kept in ``folder`` for ``profile``, built from ``rows`` first if it is
-    not there (None: not there and no ``rows``, or the folder cannot be written)."""
+    not there or cannot be read (None: no usable file and no ``rows``, or the folder
+    cannot be written)."""
     labels, variants = file_names(profile)
-    if not (folder / labels).exists():
-        if rows is None:
-            return None
+    path = folder / labels
+    if path.exists():
         try:
-            build(rows, folder / labels, language=profile.language)
-        except (OSError, sqlite3.Error):
-            return None
-    return StoredLabelIndex(folder / labels, folder / variants)
+            return StoredLabelIndex(path, folder / variants)
+        except (sqlite3.Error, IndexError, ValueError):  # damaged: derived again below
+            with contextlib.suppress(OSError):
+                path.unlink()
+    if rows is None:
+        return None
+    try:
+        build(rows, path, language=profile.language)
+        return StoredLabelIndex(path, folder / variants)
+    except (OSError, sqlite3.Error):
+        return None
 
 
 _INDEXES: weakref.WeakKeyDictionary[object, tuple[int, LabelSearch]] = weakref.WeakKeyDictionary()

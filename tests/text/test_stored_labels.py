@@ -179,3 +179,16 @@ def test_kgmw_load_indexes_the_labels_and_their_variants(
     labels, variants = file_names(load_profile("metaqa"))
     generation = (store / "current").resolve()
     assert (generation / labels).exists() and (generation / variants).exists()
+
+
+def test_a_damaged_file_is_derived_again(tmp_path: Path) -> None:
+    rows = labelled_rows(300)
+    profile = load_profile("generic")
+    labels, variants = file_names(profile)
+    (tmp_path / labels).write_bytes(b"not a database at all" * 100)
+    (tmp_path / variants).write_bytes(b"nor this")
+    index = stored_index(tmp_path, profile, rows)
+    assert index is not None
+    want = LabelIndex(rows, language=profile.language)
+    assert index.hits("uk") == want.hits("uk")  # the variants file was derived again too
+    assert stored_index(tmp_path, profile, None) is not None  # the new file is whole

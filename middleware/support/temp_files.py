@@ -10,7 +10,7 @@ is given the mode ``open()`` would give a new file (0666 less the process's umas
 >>> folder = pathlib.Path(t.mkdtemp())
 >>> handle, name = temporary_beside(folder / "out.json", prefix=".out-")
 >>> os.close(handle)
->>> oct(pathlib.Path(name).stat().st_mode & 0o777) == oct(0o666 & ~UMASK)
+>>> oct(pathlib.Path(name).stat().st_mode & 0o777) == oct(0o666 & ~umask())
 True
 """
 
@@ -21,13 +21,18 @@ import tempfile
 from pathlib import Path
 
 
-def _umask() -> int:
-    mask = os.umask(0o022)  # reading the umask means setting it: set it back at once
+def umask() -> int:
+    """The process's umask now: from ``/proc/self/status`` where Linux gives it, else
+    read by setting it (and setting it back at once)."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    mask = os.umask(0o022)
     os.umask(mask)
     return mask
-
-
-UMASK = _umask()  # read once, when the module is imported
 
 
 def temporary_beside(target: Path, *, prefix: str, suffix: str = "") -> tuple[int, str]:
@@ -35,7 +40,7 @@ def temporary_beside(target: Path, *, prefix: str, suffix: str = "") -> tuple[in
     with the mode a new file gets from ``open()``."""
     handle, name = tempfile.mkstemp(dir=target.parent, prefix=prefix, suffix=suffix)
     try:
-        os.fchmod(handle, 0o666 & ~UMASK)
+        os.fchmod(handle, 0o666 & ~umask())
     except OSError:
         os.close(handle)
         os.unlink(name)

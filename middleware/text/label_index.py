@@ -66,6 +66,7 @@ class LabelSearch(ABC):
     labels: Mapping[NamedNode, str]  # each entity's display label
 
     def __init__(self) -> None:
+        self.damaged = False  # what holds the labels can no longer be read: build again
         self._bigrams: Bigrams | None = None  # built on the first typo-tolerant search
         self._fuzzy_keys: Sequence[str] = ()
         self._lock = threading.Lock()
@@ -90,6 +91,9 @@ class LabelSearch(ABC):
     @abstractmethod
     def __len__(self) -> int:
         """How many distinct whitespace-normalized label texts there are."""
+
+    def close(self) -> None:  # noqa: B027 (nothing to let go of, in memory)
+        """Let go of what the index holds open (nothing, in memory)."""
 
     def prepare(self) -> None:
         """Derive the name variants now rather than on the first lookup that needs them

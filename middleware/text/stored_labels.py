@@ -32,18 +32,17 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-import os
 import sqlite3
-import threading
 import weakref
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 
 from pyoxigraph import NamedNode
 
+from middleware.errors import ConfigError
 from middleware.kg.base import KnowledgeGraph, LabelRow
 from middleware.kg.profiles import Profile
-from middleware.support.temp_files import temporary_beside
+from middleware.support.frozen_sqlite import DamagedFile, FrozenFile, written
 from middleware.text.folding import fold, normalize_space
 from middleware.text.label_index import LabelIndex, LabelSearch, language_rank
 from middleware.text.name_variants import NameVariants, VariantLookup
@@ -87,32 +86,12 @@ def file_names(profile: Profile) -> tuple[str, str]:
     return f"kgmw-labels-{digest}.sqlite", f"kgmw-variants-{digest}.sqlite"
 
 
-@contextlib.contextmanager
-def _written(target: Path) -> Iterator[sqlite3.Connection]:
-    """A connection to a new file that replaces ``target`` when the block ends well."""
-    handle, temporary = temporary_beside(target, prefix=".labels-", suffix=".tmp")
-    os.close(handle)
-    connection = sqlite3.connect(temporary)
-    try:
-        connection.execute("PRAGMA journal_mode=OFF")
-        connection.execute("PRAGMA synchronous=OFF")
-        yield connection
-        connection.commit()
-        connection.close()
-        os.replace(temporary, target)
-    except BaseException:
-        connection.close()
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
-        raise
-
-
 def build(rows: Iterable[LabelRow], target: Path, *, language: str | None) -> None:
     """Index ``rows`` into the SQLite file ``target`` (written whole, then renamed)."""
     groups: dict[str, int] = {}
     keys: dict[str, None] = {}
     best: dict[str, tuple[int, str]] = {}
-    with _written(target) as db:
+    with written(target) as db:
         db.executescript(_LABELS)
         batch: list[tuple[str, str, int, str | None, str, str, int]] = []
         for row in rows:
@@ -149,7 +128,7 @@ def _insert_rows(db: sqlite3.Connection, batch: Sequence[tuple[object, ...]]) ->
 def build_variants(labels: Iterable[str], target: Path) -> None:
     """Derive the name variants of ``labels`` and keep them in the file ``target``."""
     table = NameVariants(labels)
-    with _written(target) as db:
+    with written(target) as db:
         db.executescript(_VARIANTS)
         for name, lists in (("keys", table.keys), ("stems", table.stems)):
             db.executemany(
@@ -159,30 +138,16 @@ def build_variants(labels: Iterable[str], target: Path) -> None:
         db.executescript(_VARIANT_INDEXES)
 
 
-class _Reader:
-    """Read-only connections to one immutable file, one per thread and process."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path.resolve()  # a URI needs it whole, and the working folder may change
-        self._local = threading.local()
-
-    def rows(self, sql: str, *args: object) -> list[tuple[object, ...]]:
-        connection = self._local.__dict__.get("connection")
-        if connection is None or self._local.pid != os.getpid():
-            uri = f"{self.path.as_uri()}?mode=ro&immutable=1"
-            connection = sqlite3.connect(uri, uri=True, check_same_thread=False)
-            self._local.connection, self._local.pid = connection, os.getpid()
-        return list(connection.execute(sql, args))
-
-
 class _Lists(Mapping[str, Sequence[str]]):
     """A variant table on disk: the labels of a key, in the order they were derived."""
 
-    def __init__(self, reader: _Reader, table: str) -> None:
+    def __init__(self, reader: FrozenFile, table: str) -> None:
         self._reader = reader
         self._sql = f"SELECT label FROM {table} WHERE key = ? ORDER BY id"
 
     def __getitem__(self, key: str) -> Sequence[str]:
+        if not _storable(key):
+            raise KeyError(key)
         found = [str(label) for (label,) in self._reader.rows(self._sql, key)]
         if not found:
             raise KeyError(key)
@@ -198,7 +163,7 @@ class _Lists(Mapping[str, Sequence[str]]):
 class _DisplayLabels(Mapping[NamedNode, str]):
     """Each entity's display label, read from the file per lookup."""
 
-    def __init__(self, reader: _Reader) -> None:
+    def __init__(self, reader: FrozenFile) -> None:
         self._reader = reader
 
     def __getitem__(self, entity: NamedNode) -> str:
@@ -221,16 +186,18 @@ class StoredLabelIndex(LabelSearch):
 
     def __init__(self, path: Path, variants_path: Path) -> None:
         super().__init__()
-        self._reader = _Reader(path)
-        self._variants_path = variants_path
+        self._reader = FrozenFile(path)
+        self._variants_path = variants_path.resolve()
         self._variants: VariantLookup | None = None
+        self._variant_files: list[FrozenFile] = []
         self.labels = _DisplayLabels(self._reader)
-        self._size = int(
-            str(self._reader.rows("SELECT value FROM meta WHERE key = 'exact_texts'")[0][0])
-        )
+        found = self._reader.rows("SELECT value FROM meta WHERE key = 'exact_texts'")
+        self._size = int(str(found[0][0]))
 
     def _rows(self, column: str, value: str) -> list[LabelRow]:
-        found = self._reader.rows(
+        if not value or not _storable(value):  # no label folds to "" or holds a surrogate
+            return []
+        found = self._read(
             f"SELECT entity, text, alias, language FROM rows WHERE {column} = ? ORDER BY id",
             value,
         )
@@ -239,6 +206,26 @@ class StoredLabelIndex(LabelSearch):
             for e, t, a, lang in found
         ]
 
+    def _read(self, sql: str, *args: object) -> list[tuple[object, ...]]:
+        """Rows of the labels file; a damaged file is removed, to be derived again by the
+        next lookup (``label_index``), and named in the error."""
+        try:
+            return self._reader.rows(sql, *args)
+        except DamagedFile as err:
+            self.damaged = True
+            with contextlib.suppress(OSError):
+                err.path.unlink()
+            raise ConfigError(
+                f"the label index {err.path} is damaged and was removed",
+                hint="run the command again: the index is built again from the store",
+            ) from err
+
+    def close(self) -> None:
+        """Close the files' connections (a later lookup opens them again)."""
+        self._reader.close()
+        for frozen in self._variant_files:
+            frozen.close()
+
     def exact_rows(self, text: str) -> list[LabelRow]:
         return self._rows("normalized", text)
 
@@ -246,7 +233,7 @@ class StoredLabelIndex(LabelSearch):
         return self._rows("folded", key)
 
     def folded_keys(self) -> Sequence[str]:
-        found = self._reader.rows("SELECT folded FROM folded_keys ORDER BY position")
+        found = self._read("SELECT folded FROM folded_keys ORDER BY position")
         return [str(key) for (key,) in found]
 
     @property
@@ -265,20 +252,22 @@ class StoredLabelIndex(LabelSearch):
                     build_variants(self._variant_texts(), self._variants_path)
                 except (OSError, sqlite3.Error):  # a folder this process cannot write
                     break
-            reader = _Reader(self._variants_path)
+            reader = FrozenFile(self._variants_path)
             try:
-                reader.rows("SELECT 1 FROM keys LIMIT 1")
-                reader.rows("SELECT 1 FROM stems LIMIT 1")
-            except sqlite3.Error:
+                reader.rows("SELECT count(*) FROM keys")
+                reader.rows("SELECT count(*) FROM stems")
+            except DamagedFile:
+                reader.close()
                 with contextlib.suppress(OSError):
                     self._variants_path.unlink()
                 continue
+            self._variant_files.append(reader)
             return VariantLookup(_Lists(reader, "keys"), _Lists(reader, "stems"))
         return NameVariants(self._variant_texts())  # derived in this process only
 
     def _variant_texts(self) -> list[str]:
         """Every label (not alias) text, in the in-memory index's order."""
-        found = self._reader.rows("SELECT text FROM rows WHERE alias = 0 ORDER BY exact_group, id")
+        found = self._read("SELECT text FROM rows WHERE alias = 0 ORDER BY exact_group, id")
         return [str(text) for (text,) in found]
 
     def __len__(self) -> int:
@@ -296,7 +285,7 @@ def stored_index(
     if path.exists():
         try:
             return StoredLabelIndex(path, folder / variants)
-        except (sqlite3.Error, IndexError, ValueError):  # damaged: derived again below
+        except (DamagedFile, IndexError, ValueError):  # damaged: derived again below
             with contextlib.suppress(OSError):
                 path.unlink()
     if rows is None:
@@ -304,7 +293,7 @@ def stored_index(
     try:
         build(rows, path, language=profile.language)
         return StoredLabelIndex(path, folder / variants)
-    except (OSError, sqlite3.Error):
+    except (OSError, sqlite3.Error, DamagedFile):
         return None
 
 
@@ -318,7 +307,9 @@ def label_index(graph: KnowledgeGraph) -> LabelSearch:
     graph.refresh()  # first: a reader moves to a load another process swapped in
     version = graph.version  # read before the rows: a later swap rebuilds again
     cached = _INDEXES.get(graph)
-    if cached is None or cached[0] != version:
+    if cached is None or cached[0] != version or cached[1].damaged:
+        if cached is not None:
+            cached[1].close()  # a file of an old generation is let go at once
         cached = (version, _built(graph))
         _INDEXES[graph] = cached
     return cached[1]
@@ -331,3 +322,13 @@ def _built(graph: KnowledgeGraph) -> LabelSearch:
         if stored is not None:
             return stored
     return LabelIndex(graph.label_rows(), language=graph.profile.language)
+
+
+def _storable(text: str) -> bool:
+    """Whether ``text`` can be bound into a query: no lone surrogate (no label holds
+    one, so such a text matches nothing)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from pyoxigraph import NamedNode
 
+from middleware.errors import ConfigError
 from middleware.kg.backends.local import LocalStore
 from middleware.kg.base import LabelRow
 from middleware.kg.profiles import load_profile
@@ -39,6 +40,8 @@ NAMES = [
     "Michael Mann",
     "Robin Hood: Prince of Thieves",
     "United States of America",
+    "$",
+    "!!",
 ]
 
 
@@ -72,6 +75,11 @@ MENTIONS = [
     "robin hood",
     "usa",
     "nothing like it",
+    "!",
+    "?",
+    "$",
+    "Heat\udcff",
+    "",
 ]
 
 
@@ -192,3 +200,53 @@ def test_a_damaged_file_is_derived_again(tmp_path: Path) -> None:
     want = LabelIndex(rows, language=profile.language)
     assert index.hits("uk") == want.hits("uk")  # the variants file was derived again too
     assert stored_index(tmp_path, profile, None) is not None  # the new file is whole
+
+
+def test_damage_inside_the_file_is_named_and_repaired(tmp_path: Path) -> None:
+    store = LocalStore(tmp_path / "store", profile="metaqa")
+    lines = "".join(f"Film {i}|directed_by|Director {i}\n" for i in range(3000))
+    store.load_text(lines, name="kb.txt")
+    assert EntityLinker(store).link("film 7")
+    folder = store.index_folder()
+    assert folder is not None
+    labels, _ = file_names(store.profile)
+    damaged = bytearray((folder / labels).read_bytes())
+    for share in (0.5, 0.7, 0.9):  # pages in the middle, not the header
+        start = int(len(damaged) * share)
+        damaged[start : start + 16384] = b"\xff" * 16384
+    reader = LocalStore(tmp_path / "store", profile="metaqa", read_only=True)
+    (folder / labels).write_bytes(bytes(damaged))
+    linker = EntityLinker(reader)
+    with pytest.raises(ConfigError, match="damaged and was removed"):
+        for i in range(0, 3000, 7):  # some lookup reaches a damaged page
+            linker.link(f"film {i}")
+            linker.link(f"flm {i}")
+    assert [e.label for e in linker.link("film 7")] == ["Film 7"]  # derived again
+    assert stored_index(folder, store.profile, None) is not None
+
+
+def test_connections_are_pooled_and_let_go_with_their_generation(tmp_path: Path) -> None:
+    store = LocalStore(tmp_path / "store", profile="metaqa")
+    store.load_text("Heat|directed_by|Michael Mann\n", name="kb.txt")
+    index = label_index(store)
+    assert isinstance(index, StoredLabelIndex)
+    for _ in range(50):  # short-lived threads, one after another, share one connection
+        thread = threading.Thread(target=index.hits, args=("heat",))
+        thread.start()
+        thread.join()
+    assert len(index._reader._opened) == 1
+    store.load_text("Alien|directed_by|Ridley Scott\n", name="more.txt")
+    assert label_index(store) is not index
+    assert index._reader._opened == []  # the old generation's file is closed at once
+
+
+def test_a_relative_store_path_survives_a_change_of_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    rows = labelled_rows(200)
+    build(rows, Path("labels.sqlite"), language=None)
+    index = StoredLabelIndex(Path("labels.sqlite"), Path("variants.sqlite"))
+    monkeypatch.chdir("/")
+    assert index.hits("uk") == LabelIndex(rows).hits("uk")
+    assert (tmp_path / "variants.sqlite").exists()

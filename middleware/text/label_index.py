@@ -95,6 +95,18 @@ class LabelSearch(ABC):
     def close(self) -> None:  # noqa: B027 (nothing to let go of, in memory)
         """Let go of what the index holds open (nothing, in memory)."""
 
+    def fuzzy_choices(self, key: str, cutoff: float) -> Sequence[str]:
+        """The folded texts that may reach ``cutoff`` against the folded ``key``, in
+        their first order (``text/bigrams.py``): the character-pair lists are built on
+        the first call, once however many threads call first."""
+        with self._lock:
+            if self._bigrams is None:
+                self._fuzzy_keys = self.folded_keys()
+                self._bigrams = Bigrams(self._fuzzy_keys)
+        every = self._fuzzy_keys
+        keys = self._bigrams.candidates(key, cutoff)
+        return every if keys is None else [every[i] for i in keys]
+
     def prepare(self) -> None:
         """Derive the name variants now rather than on the first lookup that needs them
         (an index kept on disk keeps them there too)."""
@@ -119,13 +131,7 @@ class LabelSearch(ABC):
         key = fold(mention)
         if not key:
             return []
-        with self._lock:  # one build, however many threads search first
-            if self._bigrams is None:
-                self._fuzzy_keys = self.folded_keys()
-                self._bigrams = Bigrams(self._fuzzy_keys)
-        every = self._fuzzy_keys
-        keys = self._bigrams.candidates(key, cutoff)
-        choices = every if keys is None else [every[i] for i in keys]
+        choices = self.fuzzy_choices(key, cutoff)
         found = []
         for folded, score, _ in process.extract(
             key, choices, scorer=fuzz.ratio, limit=limit * 3, score_cutoff=cutoff

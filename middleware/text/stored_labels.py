@@ -46,9 +46,11 @@ from middleware.support.frozen_sqlite import DamagedFile, FrozenFile, written
 from middleware.text.folding import fold, normalize_space
 from middleware.text.label_index import LabelIndex, LabelSearch, language_rank
 from middleware.text.name_variants import NameVariants, VariantLookup
+from middleware.text.stored_pairs import StoredPairs, build_pairs
 
 FORMAT = 1  # raise when the files' layout or the folding changes
 BATCH = 50_000  # rows written per statement batch
+KEYS_LOOKED_UP = 2_000  # candidate texts read by position; past it, all are read once
 
 _LABELS = """
 CREATE TABLE rows(id INTEGER PRIMARY KEY, entity TEXT NOT NULL, text TEXT NOT NULL,
@@ -190,6 +192,11 @@ class StoredLabelIndex(LabelSearch):
         self._variants_path = variants_path.resolve()
         self._variants: VariantLookup | None = None
         self._variant_files: list[FrozenFile] = []
+        self._pairs_path = self._variants_path.with_name(
+            self._variants_path.name.replace("kgmw-variants-", "kgmw-pairs-", 1)
+        )
+        self._pairs: StoredPairs | None = None
+        self._every_key: Sequence[str] | None = None  # for a mention too short to bound
         self.labels = _DisplayLabels(self._reader)
         found = self._reader.rows("SELECT value FROM meta WHERE key = 'exact_texts'")
         self._size = int(str(found[0][0]))
@@ -225,6 +232,58 @@ class StoredLabelIndex(LabelSearch):
         self._reader.close()
         for frozen in self._variant_files:
             frozen.close()
+        if self._pairs is not None:
+            self._pairs.file.close()
+
+    def fuzzy_choices(self, key: str, cutoff: float) -> Sequence[str]:
+        """As in memory, from the pair lists kept beside the index (derived and kept
+        there on the first typo-tolerant search if they are not there yet)."""
+        with self._lock:
+            if self._pairs is None:
+                self._pairs = self._open_pairs()
+        if self._pairs is None:  # a folder this process cannot write: lists in memory
+            return super().fuzzy_choices(key, cutoff)
+        try:
+            positions = self._pairs.positions(key, cutoff)
+        except DamagedFile:
+            self._pairs.file.close()
+            with contextlib.suppress(OSError):
+                self._pairs_path.unlink()
+            self._pairs = None  # derived again by the next search
+            return super().fuzzy_choices(key, cutoff)
+        if positions is not None and len(positions) <= KEYS_LOOKED_UP:
+            return self._keys_at(positions)
+        with self._lock:  # many candidates: every folded text, read once
+            if self._every_key is None:
+                self._every_key = self.folded_keys()
+        every = self._every_key
+        return every if positions is None else [every[i] for i in positions]
+
+    def _keys_at(self, positions: list[int]) -> list[str]:
+        """The folded texts at ``positions`` (0-based, in the order given)."""
+        found: dict[int, str] = {}
+        for start in range(0, len(positions), 500):
+            chunk = [p + 1 for p in positions[start : start + 500]]  # SQLite's are 1-based
+            marks = ", ".join("?" * len(chunk))
+            for position, folded in self._read(
+                f"SELECT position, folded FROM folded_keys WHERE position IN ({marks})", *chunk
+            ):
+                found[int(str(position)) - 1] = str(folded)
+        return [found[p] for p in positions]
+
+    def _open_pairs(self) -> StoredPairs | None:
+        for _ in range(2):  # a damaged file is derived again, once
+            if not self._pairs_path.exists():
+                try:
+                    build_pairs(list(self.folded_keys()), self._pairs_path)
+                except (OSError, sqlite3.Error):
+                    return None
+            try:
+                return StoredPairs(self._pairs_path)
+            except (DamagedFile, IndexError, ValueError):
+                with contextlib.suppress(OSError):
+                    self._pairs_path.unlink()
+        return None
 
     def exact_rows(self, text: str) -> list[LabelRow]:
         return self._rows("normalized", text)
@@ -244,6 +303,13 @@ class StoredLabelIndex(LabelSearch):
             if self._variants is None:
                 self._variants = self._open_variants()
             return self._variants
+
+    def prepare(self) -> None:
+        """Derive the name variants and the character-pair lists now, kept beside."""
+        super().prepare()
+        with self._lock:
+            if self._pairs is None:
+                self._pairs = self._open_pairs()
 
     def _open_variants(self) -> VariantLookup:
         for _ in range(2):  # a damaged file is derived again, once

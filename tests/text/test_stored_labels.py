@@ -24,6 +24,7 @@ from middleware.text.stored_labels import (
     label_index,
     stored_index,
 )
+from middleware.text.stored_pairs import StoredPairs as StoredPairsFile
 
 WORDS = ["united", "kingdom", "state", "new", "york", "heat", "mann", "caf\u00e9", "of", "the"]
 NAMES = [
@@ -187,6 +188,7 @@ def test_kgmw_load_indexes_the_labels_and_their_variants(
     labels, variants = file_names(load_profile("metaqa"))
     generation = (store / "current").resolve()
     assert (generation / labels).exists() and (generation / variants).exists()
+    assert (generation / labels.replace("kgmw-labels-", "kgmw-pairs-")).exists()
 
 
 def test_a_damaged_file_is_derived_again(tmp_path: Path) -> None:
@@ -250,3 +252,35 @@ def test_a_relative_store_path_survives_a_change_of_folder(
     monkeypatch.chdir("/")
     assert index.hits("uk") == LabelIndex(rows).hits("uk")
     assert (tmp_path / "variants.sqlite").exists()
+
+
+def test_the_pair_lists_are_kept_and_a_damaged_file_derived_again(tmp_path: Path) -> None:
+    rows = labelled_rows(400)
+    build(rows, tmp_path / "kgmw-labels-x.sqlite", language=None)
+    memory = LabelIndex(rows)
+    index = StoredLabelIndex(tmp_path / "kgmw-labels-x.sqlite", tmp_path / "kgmw-variants-x.sqlite")
+    assert index.fuzzy("unitd kingdm", cutoff=85.0, limit=5) == memory.fuzzy(
+        "unitd kingdm", cutoff=85.0, limit=5
+    )
+    pairs = tmp_path / "kgmw-pairs-x.sqlite"
+    assert pairs.exists()
+    pairs.write_bytes(b"damaged" * 500)
+    again = StoredLabelIndex(tmp_path / "kgmw-labels-x.sqlite", tmp_path / "kgmw-variants-x.sqlite")
+    assert again.fuzzy("michal mann", cutoff=60.0, limit=5) == memory.fuzzy(
+        "michal mann", cutoff=60.0, limit=5
+    )
+    assert StoredPairsFile(pairs).size == len(memory.folded_keys())
+
+
+def test_many_candidates_are_read_from_every_text_at_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(stored_labels, "KEYS_LOOKED_UP", 3)
+    rows = labelled_rows(1000)
+    build(rows, tmp_path / "labels.sqlite", language=None)
+    stored = StoredLabelIndex(tmp_path / "labels.sqlite", tmp_path / "variants.sqlite")
+    memory = LabelIndex(rows)
+    for mention in MENTIONS:
+        assert stored.fuzzy(mention, cutoff=60.0, limit=5) == memory.fuzzy(
+            mention, cutoff=60.0, limit=5
+        ), mention

@@ -1,0 +1,69 @@
+"""The character-pair lists of a stored label index, kept on disk beside it.
+
+A typo-tolerant search scores only the labels that share enough character pairs with
+the mention (``text/bigrams.py``). In memory, the pair lists of every label are built
+on a process's first such search: 7.8 s and 325 MiB for the 1.47 M folded labels of
+FB15k-237 copied 100 times. Kept in an SQLite file (``kgmw-pairs-HASH.sqlite``, one
+row per pair holding its positions as little-endian 32-bit integers), a search reads
+only the rows of the mention's own pairs, then the candidate labels by position.
+
+>>> import tempfile, pathlib
+>>> folder = pathlib.Path(tempfile.mkdtemp())
+>>> keys = ["heat", "michael mann", "the heat"]
+>>> build_pairs(keys, folder / "pairs.sqlite")
+>>> pairs = StoredPairs(folder / "pairs.sqlite")
+>>> pairs.positions("michel mann", 85.0)
+[1]
+>>> pairs.positions("hat", 85.0) is None  # too short: every label is scored
+True
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from middleware.support.frozen_sqlite import FrozenFile, written
+from middleware.text.bigrams import candidate_positions, postings_of
+
+_SCHEMA = """
+CREATE TABLE pairs(pair TEXT PRIMARY KEY, positions BLOB NOT NULL) WITHOUT ROWID;
+CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+"""
+
+
+def build_pairs(keys: list[str], target: Path) -> None:
+    """Keep the pair lists of ``keys`` (by position) in the file ``target``."""
+    postings = postings_of(keys)
+    with written(target) as db:
+        db.executescript(_SCHEMA)
+        db.executemany(
+            "INSERT INTO pairs VALUES (?, ?)",
+            (
+                (pair, np.frombuffer(found, dtype=np.int32).astype("<i4").tobytes())
+                for pair, found in postings.items()
+            ),
+        )
+        db.execute("INSERT INTO meta VALUES ('keys', ?)", (str(len(keys)),))
+
+
+class StoredPairs:
+    """The pair lists in a file written by ``build_pairs``."""
+
+    def __init__(self, path: Path) -> None:
+        self.file = FrozenFile(path)
+        self.size = int(str(self.file.rows("SELECT value FROM meta WHERE key = 'keys'")[0][0]))
+
+    def _postings(self, pair: str) -> np.ndarray | None:
+        found = self.file.rows("SELECT positions FROM pairs WHERE pair = ?", pair)
+        if not found:
+            return None
+        blob = found[0][0]
+        assert isinstance(blob, bytes)
+        return np.frombuffer(blob, dtype="<i4")
+
+    def positions(self, key: str, cutoff: float) -> list[int] | None:
+        """The positions of the labels that may reach ``cutoff`` against ``key``, in
+        order; None when every label must be scored."""
+        return candidate_positions(key, cutoff, self._postings, self.size)

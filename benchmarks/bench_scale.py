@@ -86,6 +86,18 @@ def measured(
     return {"seconds": round(seconds, 2), "peak_rss_mib": round(usage.ru_maxrss / 1024, 1)}
 
 
+def load_split(folder: Path) -> dict[str, float]:
+    """What ``kgmw load`` reported of its two parts: the rate of loading into the store,
+    and the seconds spent indexing the labels for linking after the swap."""
+    text = (folder / "load.log").read_text()
+    rate = re.search(r"in [\d.]+ s \(([\d,]+) triples/s\)", text)
+    indexing = re.search(r"indexed [\d,]+ label texts in ([\d.]+) s", text)
+    return {
+        "store_triples_per_s": float(rate[1].replace(",", "")) if rate else float("nan"),
+        "label_index_s": float(indexing[1]) if indexing else float("nan"),
+    }
+
+
 # -- the graphs --------------------------------------------------------------------------
 def base_triples(work: Path, data_dir: Path) -> Path:
     """FB15k-237 as N-Triples, from the recipe's store."""
@@ -307,7 +319,7 @@ def size_run(work: Path, base: Path, k: int) -> dict[str, Any]:
             folder / "load.log",
         )
         triples = numbers["graph"]["triples"]
-        return {**run, "triples_per_s": round(triples / run["seconds"])}
+        return {**run, "triples_per_s": round(triples / run["seconds"]), **load_split(folder)}
 
     numbers["load"] = stage(work, f"{tag}-load", load)
 

@@ -100,6 +100,7 @@ class FrozenFile:
         self._idle: list[sqlite3.Connection] = []
         self._opened: list[sqlite3.Connection] = []  # every connection of this process
         self._pid = os.getpid()
+        self._closing = False  # close() was called while some connections were lent
         self._closer = weakref.finalize(self, _close_all, self._opened)
 
     def _lend(self) -> sqlite3.Connection:
@@ -108,6 +109,7 @@ class FrozenFile:
                 self._idle, self._opened, self._pid = [], [], os.getpid()
                 self._closer.detach()
                 self._closer = weakref.finalize(self, _close_all, self._opened)
+            self._closing = False  # a read after close() opens afresh
             if self._idle:
                 return self._idle.pop()
         uri = f"{self.path.as_uri()}?mode=ro&immutable=1"
@@ -128,11 +130,20 @@ class FrozenFile:
             raise DamagedFile(self.path, str(err)) from err
         finally:
             with self._lock:
-                if connection in self._opened:
+                if connection not in self._opened:  # a fork reset the pool meanwhile
+                    pass
+                elif self._closing:  # closed meanwhile: this connection goes too
+                    self._opened.remove(connection)
+                    connection.close()
+                else:
                     self._idle.append(connection)
 
     def close(self) -> None:
-        """Close every connection this process opened (a later read opens one again)."""
+        """Close the connections no thread is using now, and the others as their reads
+        end (a later read opens one again)."""
         with self._lock:
-            self._idle.clear()
-            _close_all(self._opened)
+            idle, self._idle = self._idle, []
+            for connection in idle:
+                self._opened.remove(connection)
+                connection.close()
+            self._closing = bool(self._opened)

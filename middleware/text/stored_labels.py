@@ -192,8 +192,11 @@ class StoredLabelIndex(LabelSearch):
         self._variants_path = variants_path.resolve()
         self._variants: VariantLookup | None = None
         self._variant_files: list[FrozenFile] = []
+        name = self._variants_path.name  # the pair lists' file sits beside the variants'
         self._pairs_path = self._variants_path.with_name(
-            self._variants_path.name.replace("kgmw-variants-", "kgmw-pairs-", 1)
+            name.replace("kgmw-variants-", "kgmw-pairs-", 1)
+            if name.startswith("kgmw-variants-")
+            else f"{self._variants_path.stem}-pairs.sqlite"
         )
         self._pairs: StoredPairs | None = None
         self._every_key: Sequence[str] | None = None  # for a mention too short to bound
@@ -241,15 +244,17 @@ class StoredLabelIndex(LabelSearch):
         with self._lock:
             if self._pairs is None:
                 self._pairs = self._open_pairs()
-        if self._pairs is None:  # a folder this process cannot write: lists in memory
+            pairs = self._pairs
+        if pairs is None:  # a folder this process cannot write: lists in memory
             return super().fuzzy_choices(key, cutoff)
         try:
-            positions = self._pairs.positions(key, cutoff)
+            positions = pairs.positions(key, cutoff)
         except DamagedFile:
-            self._pairs.file.close()
-            with contextlib.suppress(OSError):
-                self._pairs_path.unlink()
-            self._pairs = None  # derived again by the next search
+            with self._lock:
+                if self._pairs is pairs:  # the first thread to see it: derived again next
+                    self._pairs = None  # (its connections close once no thread holds them)
+                    with contextlib.suppress(OSError):
+                        self._pairs_path.unlink()
             return super().fuzzy_choices(key, cutoff)
         if positions is not None and len(positions) <= KEYS_LOOKED_UP:
             return self._keys_at(positions)

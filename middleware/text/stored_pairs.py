@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from middleware.support.frozen_sqlite import FrozenFile, written
+from middleware.support.frozen_sqlite import DamagedFile, FrozenFile, written
 from middleware.text.bigrams import candidate_positions, postings_of
 
 _SCHEMA = """
@@ -60,8 +60,12 @@ class StoredPairs:
         if not found:
             return None
         blob = found[0][0]
-        assert isinstance(blob, bytes)
-        return np.frombuffer(blob, dtype="<i4")
+        if not isinstance(blob, bytes) or len(blob) % 4:
+            raise DamagedFile(self.file.path, f"the positions of pair {pair!r} are cut")
+        positions = np.frombuffer(blob, dtype="<i4")
+        if len(positions) and (positions.min() < 0 or positions.max() >= self.size):
+            raise DamagedFile(self.file.path, f"the positions of pair {pair!r} are out of range")
+        return positions
 
     def positions(self, key: str, cutoff: float) -> list[int] | None:
         """The positions of the labels that may reach ``cutoff`` against ``key``, in

@@ -284,3 +284,35 @@ def test_many_candidates_are_read_from_every_text_at_once(
         assert stored.fuzzy(mention, cutoff=60.0, limit=5) == memory.fuzzy(
             mention, cutoff=60.0, limit=5
         ), mention
+
+
+def test_threads_searching_a_damaged_pairs_file_get_the_right_hits(tmp_path: Path) -> None:
+    import sqlite3
+
+    rows = labelled_rows(3000)
+    build(rows, tmp_path / "labels.sqlite", language=None)
+    first = StoredLabelIndex(tmp_path / "labels.sqlite", tmp_path / "variants.sqlite")
+    first.fuzzy("heat", cutoff=90.0, limit=5)  # writes the pair lists
+    first.close()
+    pairs = tmp_path / "variants-pairs.sqlite"
+    assert pairs.exists() and pairs != tmp_path / "variants.sqlite"
+    with sqlite3.connect(pairs) as db:  # positions past the end, and a cut blob
+        db.execute("UPDATE pairs SET positions = x'ffffff7f' WHERE pair = 'he'")
+        db.execute("UPDATE pairs SET positions = x'010203' WHERE pair = 'ea'")
+    memory = LabelIndex(rows)
+    want = memory.fuzzy("heat of the new york state", cutoff=90.0, limit=5)
+    index = StoredLabelIndex(tmp_path / "labels.sqlite", tmp_path / "variants.sqlite")
+    found: list[object] = []
+
+    def search() -> None:
+        found.append(index.fuzzy("heat of the new york state", cutoff=90.0, limit=5))
+
+    threads = [threading.Thread(target=search) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert found == [want] * 8
+    assert index.fuzzy("unitd kingdm", cutoff=85.0, limit=5) == memory.fuzzy(
+        "unitd kingdm", cutoff=85.0, limit=5
+    )  # the lists derived again

@@ -45,8 +45,9 @@ from middleware.kg.profiles import Profile
 from middleware.support.frozen_sqlite import DamagedFile, FrozenFile, written
 from middleware.text.folding import fold, normalize_space
 from middleware.text.label_index import LabelIndex, LabelSearch, language_rank
-from middleware.text.name_variants import NameVariants, VariantLookup
+from middleware.text.name_variants import VariantLookup
 from middleware.text.stored_pairs import StoredPairs, build_pairs
+from middleware.text.stored_variants import KeptVariants, open_variants, storable
 
 FORMAT = 1  # raise when the files' layout or the folding changes
 BATCH = 50_000  # rows written per statement batch
@@ -63,14 +64,6 @@ CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
 _LABEL_INDEXES = """
 CREATE INDEX rows_by_normalized ON rows(normalized);
 CREATE INDEX rows_by_folded ON rows(folded);
-"""
-_VARIANTS = """
-CREATE TABLE keys(id INTEGER PRIMARY KEY, key TEXT NOT NULL, label TEXT NOT NULL);
-CREATE TABLE stems(id INTEGER PRIMARY KEY, key TEXT NOT NULL, label TEXT NOT NULL);
-"""
-_VARIANT_INDEXES = """
-CREATE INDEX keys_by_key ON keys(key);
-CREATE INDEX stems_by_key ON stems(key);
 """
 
 
@@ -127,41 +120,6 @@ def _insert_rows(db: sqlite3.Connection, batch: Sequence[tuple[object, ...]]) ->
     )
 
 
-def build_variants(labels: Iterable[str], target: Path) -> None:
-    """Derive the name variants of ``labels`` and keep them in the file ``target``."""
-    table = NameVariants(labels)
-    with written(target) as db:
-        db.executescript(_VARIANTS)
-        for name, lists in (("keys", table.keys), ("stems", table.stems)):
-            db.executemany(
-                f"INSERT INTO {name}(key, label) VALUES (?, ?)",
-                ((key, label) for key, found in lists.items() for label in found),
-            )
-        db.executescript(_VARIANT_INDEXES)
-
-
-class _Lists(Mapping[str, Sequence[str]]):
-    """A variant table on disk: the labels of a key, in the order they were derived."""
-
-    def __init__(self, reader: FrozenFile, table: str) -> None:
-        self._reader = reader
-        self._sql = f"SELECT label FROM {table} WHERE key = ? ORDER BY id"
-
-    def __getitem__(self, key: str) -> Sequence[str]:
-        if not _storable(key):
-            raise KeyError(key)
-        found = [str(label) for (label,) in self._reader.rows(self._sql, key)]
-        if not found:
-            raise KeyError(key)
-        return found
-
-    def __iter__(self) -> Iterator[str]:
-        raise TypeError("a variant table on disk is looked up by key, not listed")
-
-    def __len__(self) -> int:
-        raise TypeError("a variant table on disk is looked up by key, not counted")
-
-
 class _DisplayLabels(Mapping[NamedNode, str]):
     """Each entity's display label, read from the file per lookup."""
 
@@ -205,7 +163,7 @@ class StoredLabelIndex(LabelSearch):
         self._size = int(str(found[0][0]))
 
     def _rows(self, column: str, value: str) -> list[LabelRow]:
-        if not value or not _storable(value):  # no label folds to "" or holds a surrogate
+        if not value or not storable(value):  # no label folds to "" or holds a surrogate
             return []
         found = self._read(
             f"SELECT entity, text, alias, language FROM rows WHERE {column} = ? ORDER BY id",
@@ -317,24 +275,10 @@ class StoredLabelIndex(LabelSearch):
                 self._pairs = self._open_pairs()
 
     def _open_variants(self) -> VariantLookup:
-        for _ in range(2):  # a damaged file is derived again, once
-            if not self._variants_path.exists():
-                try:
-                    build_variants(self._variant_texts(), self._variants_path)
-                except (OSError, sqlite3.Error):  # a folder this process cannot write
-                    break
-            reader = FrozenFile(self._variants_path)
-            try:
-                reader.rows("SELECT count(*) FROM keys")
-                reader.rows("SELECT count(*) FROM stems")
-            except DamagedFile:
-                reader.close()
-                with contextlib.suppress(OSError):
-                    self._variants_path.unlink()
-                continue
-            self._variant_files.append(reader)
-            return VariantLookup(_Lists(reader, "keys"), _Lists(reader, "stems"))
-        return NameVariants(self._variant_texts())  # derived in this process only
+        found = open_variants(self._variants_path, self._variant_texts)
+        if isinstance(found, KeptVariants):
+            self._variant_files.append(found.file)
+        return found
 
     def _variant_texts(self) -> list[str]:
         """Every label (not alias) text, in the in-memory index's order."""
@@ -393,13 +337,3 @@ def _built(graph: KnowledgeGraph) -> LabelSearch:
         if stored is not None:
             return stored
     return LabelIndex(graph.label_rows(), language=graph.profile.language)
-
-
-def _storable(text: str) -> bool:
-    """Whether ``text`` can be bound into a query: no lone surrogate (no label holds
-    one, so such a text matches nothing)."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True

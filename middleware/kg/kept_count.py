@@ -16,11 +16,10 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 from collections.abc import Callable
 from pathlib import Path
 
-from middleware.support.temp_files import temporary_beside
+from middleware.support.temp_files import write_json
 
 FILE_NAME = "kgmw-count.json"
 
@@ -38,12 +37,5 @@ def counted(folder: Path | None, count: Callable[[], int]) -> int:
         return kept
     found = count()
     with contextlib.suppress(OSError):
-        handle, temporary = temporary_beside(path, prefix=".count-")
-        try:
-            with os.fdopen(handle, "w", encoding="utf-8") as out:
-                json.dump({"triples": found}, out)
-            os.replace(temporary, path)
-        except OSError:
-            with contextlib.suppress(OSError):
-                os.unlink(temporary)
+        write_json(path, {"triples": found}, prefix=".count-")
     return found

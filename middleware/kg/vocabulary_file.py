@@ -20,12 +20,11 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 from pathlib import Path
 
 from pyoxigraph import NamedNode
 
-from middleware.support.temp_files import temporary_beside
+from middleware.support.temp_files import write_json
 
 FILE_NAME = "kgmw-predicates.json"
 
@@ -61,11 +60,4 @@ def keep(path: Path | None, skipped: list[str], predicates: list[NamedNode] | No
     if predicates is not None:
         data["predicates"] = [p.value for p in predicates]
     with contextlib.suppress(OSError):
-        handle, temporary = temporary_beside(path, prefix=".predicates-")
-        try:
-            with os.fdopen(handle, "w", encoding="utf-8") as out:
-                json.dump(data, out)
-            os.replace(temporary, path)
-        except OSError:
-            with contextlib.suppress(OSError):
-                os.unlink(temporary)
+        write_json(path, data, prefix=".predicates-")

@@ -26,11 +26,13 @@ import os
 import sqlite3
 import threading
 import weakref
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TypeVar
 
 from middleware.support.temp_files import temporary_beside
 
+Opened = TypeVar("Opened")
 TEMPORARY = ".frozen-{pid}-"  # a temporary file's prefix names the process writing it
 
 
@@ -147,3 +149,27 @@ class FrozenFile:
                 self._opened.remove(connection)
                 connection.close()
             self._closing = bool(self._opened)
+
+
+def kept(
+    path: Path, build: Callable[[Path], None] | None, open_file: Callable[[Path], Opened]
+) -> Opened | None:
+    """The file at ``path`` as ``open_file`` reads it: built first with ``build`` where
+    it is missing, and removed and built again, once, where ``open_file`` finds it
+    damaged (``DamagedFile``, or content not as written: ``IndexError``,
+    ``ValueError``). None where there is no usable file and none can be built (no
+    ``build``, or a folder this process cannot write)."""
+    for _ in range(2):
+        if not path.exists():
+            if build is None:
+                return None
+            try:
+                build(path)
+            except (OSError, sqlite3.Error):
+                return None
+        try:
+            return open_file(path)
+        except (DamagedFile, IndexError, ValueError):
+            with contextlib.suppress(OSError):
+                path.unlink()
+    return None

@@ -16,9 +16,12 @@ True
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
 import tempfile
 from pathlib import Path
+from typing import Any
 
 
 def umask() -> int:
@@ -46,3 +49,17 @@ def temporary_beside(target: Path, *, prefix: str, suffix: str = "") -> tuple[in
         os.unlink(name)
         raise
     return handle, name
+
+
+def write_json(target: Path, data: Any, *, prefix: str) -> None:
+    """Write ``data`` as JSON to ``target`` whole: into a temporary file beside it, then
+    renamed over it (an OSError leaves ``target`` as it was and no temporary file)."""
+    handle, temporary = temporary_beside(target, prefix=prefix)
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            json.dump(data, out)
+        os.replace(temporary, target)
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise

@@ -42,7 +42,7 @@ from pyoxigraph import NamedNode
 from middleware.errors import ConfigError
 from middleware.kg.base import KnowledgeGraph, LabelRow
 from middleware.kg.profiles import Profile
-from middleware.support.frozen_sqlite import DamagedFile, FrozenFile, written
+from middleware.support.frozen_sqlite import DamagedFile, FrozenFile, kept, written
 from middleware.text.folding import fold, normalize_space
 from middleware.text.label_index import LabelIndex, LabelSearch, language_rank
 from middleware.text.name_variants import VariantLookup
@@ -163,7 +163,7 @@ class StoredLabelIndex(LabelSearch):
         self._size = int(str(found[0][0]))
 
     def _rows(self, column: str, value: str) -> list[LabelRow]:
-        if not value or not storable(value):  # no label folds to "" or holds a surrogate
+        if not storable(value):  # no label holds a lone surrogate
             return []
         found = self._read(
             f"SELECT entity, text, alias, language FROM rows WHERE {column} = ? ORDER BY id",
@@ -235,24 +235,16 @@ class StoredLabelIndex(LabelSearch):
         return [found[p] for p in positions]
 
     def _open_pairs(self) -> StoredPairs | None:
-        for _ in range(2):  # a damaged file is derived again, once
-            if not self._pairs_path.exists():
-                try:
-                    build_pairs(list(self.folded_keys()), self._pairs_path)
-                except (OSError, sqlite3.Error):
-                    return None
-            try:
-                return StoredPairs(self._pairs_path)
-            except (DamagedFile, IndexError, ValueError):
-                with contextlib.suppress(OSError):
-                    self._pairs_path.unlink()
-        return None
+        def build(path: Path) -> None:
+            build_pairs(list(self.folded_keys()), path)
+
+        return kept(self._pairs_path, build, StoredPairs)
 
     def exact_rows(self, text: str) -> list[LabelRow]:
         return self._rows("normalized", text)
 
     def folded_rows(self, key: str) -> list[LabelRow]:
-        return self._rows("folded", key)
+        return self._rows("folded", key) if key else []  # as in memory: "" is no key
 
     def folded_keys(self) -> Sequence[str]:
         found = self._read("SELECT folded FROM folded_keys ORDER BY position")
@@ -296,20 +288,19 @@ def stored_index(
     not there or cannot be read (None: no usable file and no ``rows``, or the folder
     cannot be written)."""
     labels, variants = file_names(profile)
-    path = folder / labels
-    if path.exists():
-        try:
-            return StoredLabelIndex(path, folder / variants)
-        except (DamagedFile, IndexError, ValueError):  # damaged: derived again below
-            with contextlib.suppress(OSError):
-                path.unlink()
-    if rows is None:
-        return None
-    try:
-        build(rows, path, language=profile.language)
-        return StoredLabelIndex(path, folder / variants)
-    except (OSError, sqlite3.Error, DamagedFile):
-        return None
+    once = iter([rows] if rows is not None else [])  # the rows can be read only once
+
+    def build_once(path: Path) -> None:
+        found = next(once, None)
+        if found is None:
+            raise OSError("the label rows were read already")
+        build(found, path, language=profile.language)
+
+    return kept(
+        folder / labels,
+        build_once if rows is not None else None,
+        lambda path: StoredLabelIndex(path, folder / variants),
+    )
 
 
 _INDEXES: weakref.WeakKeyDictionary[object, tuple[int, LabelSearch]] = weakref.WeakKeyDictionary()

@@ -14,12 +14,10 @@ key's rows.
 
 from __future__ import annotations
 
-import contextlib
-import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 
-from middleware.support.frozen_sqlite import DamagedFile, FrozenFile, written
+from middleware.support.frozen_sqlite import DamagedFile, FrozenFile, kept, written
 from middleware.text.name_variants import NameVariants, VariantLookup
 
 _SCHEMA = """
@@ -88,20 +86,16 @@ class KeptVariants(VariantLookup):
 def open_variants(path: Path, texts: Callable[[], list[str]]) -> VariantLookup:
     """The variants kept at ``path``, derived from ``texts()`` and kept there first if
     the file is missing or damaged; derived in memory where it cannot be written."""
-    for _ in range(2):  # a damaged file is derived again, once
-        if not path.exists():
-            try:
-                build_variants(texts(), path)
-            except (OSError, sqlite3.Error):  # a folder this process cannot write
-                break
+
+    def opened(path: Path) -> KeptVariants:
         reader = FrozenFile(path)
         try:
             reader.rows("SELECT count(*) FROM keys")
             reader.rows("SELECT count(*) FROM stems")
         except DamagedFile:
             reader.close()
-            with contextlib.suppress(OSError):
-                path.unlink()
-            continue
+            raise
         return KeptVariants(reader)
-    return NameVariants(texts())  # derived in this process only
+
+    found = kept(path, lambda target: build_variants(texts(), target), opened)
+    return found if found is not None else NameVariants(texts())  # in this process only

@@ -43,6 +43,8 @@ NAMES = [
     "United States of America",
     "$",
     "!!",
+    "",
+    "   ",
 ]
 
 

@@ -12,13 +12,12 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import json
 import os
 import shutil
 import time
 from pathlib import Path
 
-from middleware.support.temp_files import temporary_beside
+from middleware.support.temp_files import write_json
 
 META_FILE = "kgmw-store.json"
 CURRENT = "current"
@@ -71,10 +70,7 @@ def swap(folder: Path, generation: Path, profile: str) -> None:
     os.symlink(generation.name, temp)
     os.replace(temp, folder / CURRENT)
     meta = {"profile": profile, "generation": generation.name, "updated": time.time()}
-    handle, tmp_meta = temporary_beside(folder / META_FILE, prefix=".meta-")
-    with os.fdopen(handle, "w", encoding="utf-8") as out:
-        json.dump(meta, out)
-    os.replace(tmp_meta, folder / META_FILE)
+    write_json(folder / META_FILE, meta, prefix=".meta-")
     _fsync_dir(folder)
 
 

@@ -79,7 +79,7 @@ def written(target: Path) -> Iterator[sqlite3.Connection]:
         with open(temporary, "rb") as done:
             os.fsync(done.fileno())
         os.replace(temporary, target)
-    except BaseException:
+    except BaseException:  # also Ctrl-C: nothing half-written stays; re-raised
         connection.close()
         with contextlib.suppress(OSError):
             os.unlink(temporary)

@@ -35,7 +35,7 @@ from middleware.kg.base import SORT_WINDOW, Entity, KnowledgeGraph, LabelRow
 from middleware.text.folding import fold, normalize_space
 from middleware.text.label_index import Hit, LabelSearch, classify
 from middleware.text.label_queries import LookupReport, queried_hits
-from middleware.text.spans import Span, candidate_spans, select_spans
+from middleware.text.spans import candidate_spans, select_spans
 from middleware.text.stored_labels import label_index
 
 MAX_MENTION_CHARS = 500
@@ -213,12 +213,11 @@ class EntityLinker:
             for c in candidates
         }
         linked = [c for c in candidates if found[keys[c]]]
-        ranked = self._rank({keys[c]: found[keys[c]] for c in linked}, max(per_span, 1))
-
-        def pick(span: Span) -> list[Entity] | None:
-            return ranked.get(keys[span]) or None
-
-        return [(span.text, entities) for span, entities in select_spans(linked, pick)]
+        # which spans are kept depends only on whether they have hits, so only the kept
+        # ones are ranked (ranking reads every hit's degree)
+        kept = [span for span, _ in select_spans(linked, lambda c: found[keys[c]] or None)]
+        ranked = self._rank({keys[c]: found[keys[c]] for c in kept}, max(per_span, 1))
+        return [(span.text, ranked[keys[span]]) for span in kept]
 
 
 _POSSESSIVE = re.compile(r"(?<=\w)['’]s?$")

@@ -84,3 +84,30 @@ def test_search_profiles_link_exact_spans_with_one_lookup(oxigraph_server: str) 
     endpoint = SparqlEndpoint(oxigraph_server, profile=profile, name="films")
     found = EntityLinker(endpoint).spans("Did Kate Winslet star in Titanic?")
     assert [(s, e.match) for s, e in found] == [("Kate Winslet", "exact"), ("Titanic", "exact")]
+
+
+def test_only_the_spans_kept_are_ranked(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ranking reads every hit's degree; a span that a longer one covers is not kept,
+    so its hits are not ranked (at scale a short word names hundreds of entities)."""
+    kg = LocalStore(profile="metaqa")
+    kg.load_text(
+        "Athens|capital_of|Ancient Greece\nAthens|located_in|Greece\n"
+        "Sparta|part_of|Ancient History\n",
+        name="kb.txt",
+    )
+    looked_up: list[str] = []
+    degrees = kg.degrees
+
+    def recording(entities: list, *, at_most: int | None = None) -> dict:  # type: ignore[type-arg]
+        looked_up.extend(e.value for e in entities)
+        return degrees(entities, at_most=at_most)
+
+    monkeypatch.setattr(kg, "degrees", recording)
+    found = EntityLinker(kg, variants=False).span_entities(
+        "was athens in ancient greece", per_span=5
+    )
+    assert [(span, [e.label for e in es]) for span, es in found] == [
+        ("athens", ["Athens"]),
+        ("ancient greece", ["Ancient Greece"]),
+    ]
+    assert sorted(iri.rsplit("/", 1)[-1] for iri in looked_up) == ["Ancient%20Greece", "Athens"]

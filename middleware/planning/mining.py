@@ -30,7 +30,7 @@ from pyoxigraph import NamedNode
 
 from middleware.kg.base import KnowledgeGraph
 from middleware.kg.terms import Term
-from middleware.planning.path_search import CAP, SearchBudget, reach, relation_paths
+from middleware.planning.path_search import CAP, SearchBudget, StepsTaken, reach, relation_paths
 from middleware.planning.relpaths import ends, from_key, path_key, walked
 
 
@@ -96,10 +96,12 @@ def reached_by(
     *,
     max_walks: int,
     budget: SearchBudget | None,
+    taken: StepsTaken | None = None,
 ) -> set[Term]:
-    """The entities relation path ``key`` leads to from ``topic``."""
+    """The entities relation path ``key`` leads to from ``topic`` (``taken``: the steps
+    already taken from it, see ``reach``)."""
     if bounded(graph):
-        return reach(graph, topic, from_key(key), limit=max_walks, budget=budget)
+        return reach(graph, topic, from_key(key), limit=max_walks, budget=budget, taken=taken)
     if budget is not None:
         budget.spend()
     return set(ends(graph.follow(topic, from_key(key), limit=max_walks)))
@@ -122,6 +124,7 @@ def mine(
     wanted = set(golds)
     scored: list[MinedPath] = []
     seen: set[tuple[str, str]] = set()
+    taken: StepsTaken = {}  # steps shared by the candidate paths
     for hops in range(1, max_hops + 1):  # shortest first: stop once every answer is reached
         for topic in dict.fromkeys(topics):
             for key, found in candidate_keys(
@@ -138,7 +141,10 @@ def mine(
                     continue
                 seen.add((topic.value, key))
                 # the walk found to an answer counts even where a hub's sample missed it
-                reached = reached_by(graph, topic, key, max_walks=max_walks, budget=budget) | found
+                reached = (
+                    reached_by(graph, topic, key, max_walks=max_walks, budget=budget, taken=taken)
+                    | found
+                )
                 hits = len(reached & wanted)
                 if hits:
                     scored.append(MinedPath(key, topic.value, hits, len(reached - wanted)))

@@ -46,6 +46,9 @@ CAP = 200  # edges read each way around an end (setting plan_mine_cap)
 LINKS_PER_QUERY = 20_000  # rows of one lookup between two sets (cap x cap pairs at most)
 PAIRS_PER_QUERY = 5_000  # pairs of entities one lookup query checks
 
+# where a start and a relation path prefix led (``reach``), kept for one question
+StepsTaken = dict[tuple[NamedNode, RelationPath], list[Term]]
+
 
 class SearchBudgetSpent(MiddlewareError):
     """A question's mining used up its queries or seconds."""
@@ -253,16 +256,24 @@ def reach(
     *,
     limit: int = 2000,
     budget: SearchBudget | None = None,
+    taken: StepsTaken | None = None,
 ) -> set[Term]:
     """The entities ``path`` leads to from ``start``, one step at a time: each step
     from at most ``limit`` entities (the first in IRI order) to at most ``limit``
-    others; no step comes back to ``start``."""
+    others; no step comes back to ``start``. ``taken`` keeps where each start and path
+    prefix led, so paths that begin alike (one question's candidates) share their steps."""
     frontier: list[Term] = [start]
-    for step in path:
+    for done in range(1, len(path) + 1):
+        prefix = (start, tuple(path[:done]))
+        if taken is not None and prefix in taken:
+            frontier = taken[prefix]
+            continue
         nodes = sorted((n for n in frontier if isinstance(n, NamedNode)), key=str)[:limit]
         if not nodes:
             return set()
-        rows = _select(graph, budget, "mine_step", nodes=nodes, step=step, limit=limit)
+        rows = _select(graph, budget, "mine_step", nodes=nodes, step=path[done - 1], limit=limit)
         # a walk never comes back through its start
         frontier = [row["y"] for row in rows if row.get("y") not in (None, start)]
+        if taken is not None:
+            taken[prefix] = frontier
     return set(frontier)

@@ -13,6 +13,7 @@ from middleware.planning.mining import mine
 from middleware.planning.path_search import (
     SearchBudget,
     SearchBudgetSpent,
+    StepsTaken,
     links,
     reach,
     relation_paths,
@@ -165,3 +166,14 @@ def test_links_come_back_in_order_though_the_engine_sorts_none() -> None:
         ("z", "p", True, "a"),
         ("z", "p", True, "b"),
     ]
+
+
+def test_paths_that_begin_alike_share_their_first_steps(films: LocalStore) -> None:
+    """A question's candidate paths often start with the same step; with ``taken`` the
+    step is queried once, and the entities reached are the same."""
+    directed = (ex("directedBy"), True)
+    paths = [(directed, (ex("directedBy"), False)), (directed, (ex("starring"), False))]
+    budget, taken = SearchBudget(), StepsTaken()
+    shared = [reach(films, ex("Titanic"), p, budget=budget, taken=taken) for p in paths]
+    assert shared == [reach(films, ex("Titanic"), p) for p in paths]
+    assert shared[0] and budget.spent == 3  # not 4: the first step once

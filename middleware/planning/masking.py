@@ -64,9 +64,9 @@ def mask_topic(
 ) -> str:
     """The question with the span that links to ``topic`` masked; failing that, the
     first of ``names`` (the dataset's own name for the topic) found in it."""
-    for span, iri in topic_spans(linker, question, per_span=TOPIC_CANDIDATES):
-        if iri == topic:
-            return mask(question, span)
+    named = linker.spans_naming(question, topic, per_span=TOPIC_CANDIDATES)
+    if named:
+        return mask(question, named[0])
     for name in names:
         if name and name.lower() in question.lower():
             return mask(question, name)

@@ -8,6 +8,7 @@ with a LIMIT, and the whole label set is never pulled.
 from __future__ import annotations
 
 import pytest
+from pyoxigraph import NamedNode
 
 from middleware.kg.backends.endpoint import SparqlEndpoint
 from middleware.kg.backends.local import LocalStore
@@ -111,3 +112,49 @@ def test_only_the_spans_kept_are_ranked(monkeypatch: pytest.MonkeyPatch) -> None
         ("ancient greece", ["Ancient Greece"]),
     ]
     assert sorted(iri.rsplit("/", 1)[-1] for iri in looked_up) == ["Ancient%20Greece", "Athens"]
+
+
+@pytest.mark.parametrize("question", QUESTIONS)
+@pytest.mark.parametrize("per_span", [1, 5])
+def test_spans_naming_an_entity_are_those_span_entities_gives_it(
+    store: LocalStore, question: str, per_span: int
+) -> None:
+    linker = EntityLinker(store)
+    spans = linker.span_entities(question, per_span=50)
+    for iri in {e.iri for _, entities in spans for e in entities}:
+        expected = [
+            span
+            for span, entities in linker.span_entities(question, per_span=per_span)
+            if iri in {e.iri for e in entities}
+        ]
+        assert linker.spans_naming(question, iri, per_span=per_span) == expected
+
+
+def test_an_entity_ranked_below_the_spans_few_is_not_named_by_it() -> None:
+    """Seven entities are labelled "Paris"; with five per span, the two with the fewest
+    edges are not among them, so no span names them."""
+    label = "<http://www.w3.org/2000/01/rdf-schema#label>"
+    lines = []
+    for n in range(7):
+        lines.append(f'<http://example.org/paris{n}> {label} "Paris" .')
+        lines += [
+            f"<http://example.org/paris{n}> <http://example.org/near> <http://example.org/x{k}> ."
+            for k in range(n + 1)
+        ]
+    kg = LocalStore(profile="generic")
+    kg.load_text("\n".join(lines) + "\n", name="paris.nt")
+    linker = EntityLinker(kg, variants=False)
+    question = "what is there to see in paris"
+    named = {
+        n: linker.spans_naming(question, NamedNode(f"http://example.org/paris{n}"), per_span=5)
+        for n in range(7)
+    }
+    assert named == {
+        0: [],
+        1: [],
+        2: ["paris"],
+        3: ["paris"],
+        4: ["paris"],
+        5: ["paris"],
+        6: ["paris"],
+    }

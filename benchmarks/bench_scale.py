@@ -91,7 +91,9 @@ def load_split(folder: Path) -> dict[str, float]:
     and the seconds spent indexing the labels for linking after the swap."""
     text = (folder / "load.log").read_text()
     rate = re.search(r"in [\d.]+ s \(([\d,]+) triples/s\)", text)
-    indexing = re.search(r"indexed [\d,]+ label texts in ([\d.]+) s", text)
+    indexing = re.search(
+        r"indexed [\d,]+ label texts (?:and .+? predicate\(s\) )?in ([\d.]+) s", text
+    )
     return {
         "store_triples_per_s": float(rate[1].replace(",", "")) if rate else float("nan"),
         "label_index_s": float(indexing[1]) if indexing else float("nan"),

@@ -133,7 +133,13 @@ def load(
         click.echo("indexing the labels for linking ...", err=True)
     index = label_index(target)  # kept beside the data: later processes open it
     index.prepare()
-    click.echo(f"indexed {len(index):,} label texts in {time.monotonic() - started:.1f} s")
+    # kept beside the data too: reading them is a scan of every triple
+    predicates = target.relation_vocabulary()
+    counted = "too many" if predicates is None else f"{len(predicates):,}"
+    click.echo(
+        f"indexed {len(index):,} label texts and {counted} predicate(s) in "
+        f"{time.monotonic() - started:.1f} s"
+    )
 
 
 @click.command()

@@ -29,6 +29,13 @@ MAX_LIMIT = 10_000
 SORT_WINDOW = 2_000
 
 
+def checked_limit(limit: int, what: str) -> int:
+    """``limit`` if it is an int from 1 to ``MAX_LIMIT``, else a BadRequest naming ``what``."""
+    if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= MAX_LIMIT:
+        raise BadRequest(f"{what} limit must be an integer from 1 to {MAX_LIMIT}, got {limit!r}")
+    return limit
+
+
 @dataclass(frozen=True)
 class Triple:
     """One statement, tagged with the name of the graph it came from."""

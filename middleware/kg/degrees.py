@@ -34,7 +34,7 @@ class DegreeCounts:
 
     capabilities: Capabilities
 
-    def _select(self, template: str, **bindings: object) -> list[dict[str, Term]]:
+    def _select(self, template: str, /, **bindings: object) -> list[dict[str, Term]]:
         raise NotImplementedError  # the transport, from GraphOperations
 
     def _common_bindings(self) -> dict[str, object]:

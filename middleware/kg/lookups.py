@@ -35,7 +35,7 @@ class LabelLookups:
     def __init__(self) -> None:
         self.templates = TemplateSet(overrides=self.profile.templates, dialect=self.profile.dialect)
 
-    def _select(self, template: str, **bindings: object) -> list[dict[str, Term]]:
+    def _select(self, template: str, /, **bindings: object) -> list[dict[str, Term]]:
         raise NotImplementedError  # the transport, from GraphOperations
 
     def _label_bindings(self) -> dict[str, object]:

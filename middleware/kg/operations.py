@@ -12,6 +12,7 @@ import re
 import threading
 from abc import ABC, abstractmethod
 from collections.abc import Iterable
+from functools import partial
 from typing import TYPE_CHECKING
 
 from pyoxigraph import Literal, NamedNode
@@ -26,11 +27,13 @@ from middleware.kg.base import (
     Path,
     QueryResult,
     Triple,
+    checked_limit,
     turned,
 )
 from middleware.kg.degrees import DegreeCounts
 from middleware.kg.described import entity_of
 from middleware.kg.lookups import NOTHING, LabelLookups
+from middleware.kg.ordered_rows import Ordering
 from middleware.kg.profiles import Profile
 from middleware.kg.remote_guard import refuse_extension_functions, refuse_service_words
 from middleware.kg.result_rows import path_of_row, path_order, predicate_of, subject_of
@@ -52,12 +55,6 @@ if TYPE_CHECKING:
 LABEL_BATCH = 200
 PATHS_WINDOW = 20_000  # edges a path search reads around its start
 PATHS_WALKS = 200_000  # 2-step walks a 3-hop path search reads from its start
-
-
-def _check_limit(limit: int, what: str) -> int:
-    if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= MAX_LIMIT:
-        raise BadRequest(f"{what} limit must be an integer from 1 to {MAX_LIMIT}, got {limit!r}")
-    return limit
 
 
 class GraphOperations(LabelLookups, RelationWalks, DegreeCounts, EntitySampling, ABC):
@@ -182,8 +179,16 @@ class GraphOperations(LabelLookups, RelationWalks, DegreeCounts, EntitySampling,
         check_size(result_bytes(result), policy.limits.max_result_bytes)
         return result
 
-    def _select(self, template: str, **bindings: object) -> list[dict[str, Term]]:
-        result = self._run(self.templates.render(template, **bindings), kind=template)
+    def _select(
+        self, template: str, order: Ordering | None = None, /, **bindings: object
+    ) -> list[dict[str, Term]]:
+        """The rows of a template; with ``order``, sorted and cut (``ordered_rows.py``)."""
+        text, here = self.templates.render(template, **bindings), self.capabilities.in_process
+        run = partial(self._select_text, template)
+        return run(text) if order is None else order.rows(text, run, in_process=here)
+
+    def _select_text(self, template: str, text: str) -> list[dict[str, Term]]:
+        result = self._run(text, kind=template)
         if result.truncated:
             raise EndpointError(
                 f"graph {self.name!r} cut the {template} query's results at "
@@ -211,7 +216,7 @@ class GraphOperations(LabelLookups, RelationWalks, DegreeCounts, EntitySampling,
         ignored predicates left out, ordered (outgoing first, then by predicate and other
         end), cut at ``limit``; past ``SORT_WINDOW`` rows a side, of a sample (a hub)."""
         node = to_iri(entity)
-        limit = _check_limit(self.neighbors_limit if limit is None else limit, "neighbors")
+        limit = checked_limit(self.neighbors_limit if limit is None else limit, "neighbors")
         if direction not in ("out", "in", "both"):
             raise BadRequest(f"direction must be 'out', 'in' or 'both', got {direction!r}")
         found: list[Triple] = []
@@ -251,7 +256,7 @@ class GraphOperations(LabelLookups, RelationWalks, DegreeCounts, EntitySampling,
         hops = self.default_max_hops if max_hops is None else max_hops
         if not isinstance(hops, int) or not 1 <= hops <= 3:
             raise BadRequest(f"max_hops must be 1, 2 or 3, got {hops!r}")
-        limit = _check_limit(self.paths_limit if limit is None else limit, "paths")
+        limit = checked_limit(self.paths_limit if limit is None else limit, "paths")
         if start == end:
             return []
         found: list[Path] = []
@@ -338,7 +343,7 @@ class GraphOperations(LabelLookups, RelationWalks, DegreeCounts, EntitySampling,
 
     def search(self, text: str, *, limit: int = 10) -> list[Entity]:
         """Entities whose label or alias contains ``text`` (case-insensitive), shortest first."""
-        limit = _check_limit(limit, "search")
+        limit = checked_limit(limit, "search")
         needle = text.strip()
         if not needle:
             raise BadRequest("search text is empty")

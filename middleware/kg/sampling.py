@@ -22,7 +22,7 @@ from middleware.kg.terms import Term
 class EntitySampling:
     """Samples of a predicate's subjects or objects (mixed into ``GraphOperations``)."""
 
-    def _select(self, template: str, **bindings: object) -> list[dict[str, Term]]:
+    def _select(self, template: str, /, **bindings: object) -> list[dict[str, Term]]:
         raise NotImplementedError  # the transport, from GraphOperations
 
     def sample_ends(

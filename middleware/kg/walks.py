@@ -31,6 +31,7 @@ from pyoxigraph import Literal, NamedNode
 
 from middleware.errors import BadRequest
 from middleware.kg.base import MAX_LIMIT, SORT_WINDOW, Capabilities, Hop, Path, Triple
+from middleware.kg.ordered_rows import Ordering
 from middleware.kg.profiles import Profile
 from middleware.kg.terms import Term
 from middleware.kg.vocabulary_file import FILE_NAME as VOCABULARY_FILE
@@ -94,7 +95,9 @@ class RelationWalks:
     def version(self) -> int:
         raise NotImplementedError  # from GraphOperations
 
-    def _select(self, template: str, **bindings: object) -> list[dict[str, Term]]:
+    def _select(
+        self, template: str, order: Ordering | None = None, /, **bindings: object
+    ) -> list[dict[str, Term]]:
         raise NotImplementedError  # the transport, from GraphOperations
 
     def refresh(self) -> bool:
@@ -258,8 +261,9 @@ class RelationWalks:
             raise BadRequest(f"a relation path starts at an IRI, got {start}")
         steps = {f"step{i}": (p, bool(f)) for i, (p, f) in enumerate(path, start=1)}
         cut = min(limit, MAX_LIMIT)
+        order = Ordering(tuple(f"n{i}" for i in range(len(path), 0, -1)), cut)  # last first
         rows = self._select(
-            f"follow_{len(path)}", start=start, limit=cut, window=max(cut, window), **steps
+            f"follow_{len(path)}", order, start=start, window=max(cut, window), **steps
         )
         walks = []
         for row in rows:

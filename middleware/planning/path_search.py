@@ -210,9 +210,7 @@ def around(
     xs = sorted(set(nodes), key=str)
     if not xs:
         return []
-    rows = _select(
-        graph, budget, "mine_around_toward", nodes=xs, target=toward, window=limit, limit=limit
-    )
+    rows = _select(graph, budget, "mine_around_toward", nodes=xs, target=toward, window=limit)
     return _edge_rows(rows)
 
 

@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from middleware.kg.ordered_rows import Ordering
+
 SPARQL = Path(__file__).resolve().parents[2] / "sparql"
 TEMPLATES = sorted(SPARQL.rglob("*.rq"))
 _PLACEHOLDER = re.compile(r"\{\{.*?\}\}")
@@ -62,7 +64,8 @@ def test_every_limit_is_ordered(template: Path) -> None:
     )
 
 
-HUB_READS = ["neighbors_out", "neighbors_in", "follow_1", "follow_2", "follow_3"]
+HUB_READS = ["neighbors_out", "neighbors_in"]
+WALKS = ["follow_1", "follow_2", "follow_3"]
 
 
 @pytest.mark.parametrize(
@@ -77,3 +80,16 @@ def test_a_read_around_one_node_sorts_a_capped_sample(template: Path) -> None:
     order = flat.rfind("ORDER BY")
     assert "{ SELECT" in flat and order > flat.rfind("LIMIT {{window}}") > 0, template.name
     assert flat[order:].count("LIMIT") == 1, f"{template.name}: one cut of the sorted rows"
+
+
+@pytest.mark.parametrize(
+    "template", [t for t in TEMPLATES if t.stem in WALKS], ids=lambda p: p.name
+)
+def test_the_walks_read_are_a_capped_sample_the_caller_sorts(template: Path) -> None:
+    """The walks of a relation path are cut at a window inside the template; the caller
+    orders and cuts them (``ordered_rows.py``), here or wrapped in an ``ORDER BY``."""
+    text = template.read_text(encoding="utf-8")
+    flat = _COMMENT.sub("", text)
+    assert "{ SELECT" in flat and "LIMIT {{window}}" in flat and "ORDER BY" not in flat
+    wrapped = Ordering(("n1",), 5).query(text)
+    assert unordered_limits(wrapped) == [] and wrapped.endswith("ORDER BY ?n1\nLIMIT 5")

@@ -1,0 +1,93 @@
+"""The walks of a relation path, ordered here instead of in the engine (``ordered_rows.py``).
+
+A store in this process reads the window of walks unsorted and sorts them when every
+end is an IRI; a literal or blank node among them sends the query back to the engine
+wrapped in the ``ORDER BY``; an endpoint always gets that query. Each way, the walks
+are those the engine's ``ORDER BY`` gives.
+"""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from pyoxigraph import NamedNode
+
+from middleware.kg.backends.endpoint import SparqlEndpoint
+from middleware.kg.backends.local import LocalStore
+from middleware.kg.ordered_rows import Ordering
+from middleware.testing.graphs import films_path
+
+EX = "http://example.org/"
+P, Q = NamedNode(EX + "p"), NamedNode(EX + "q")
+
+
+def iri(name: str) -> NamedNode:
+    return NamedNode(EX + name)
+
+
+@pytest.fixture(scope="module")
+def store() -> LocalStore:
+    """Random edges between 60 nodes (IRIs in no particular order), and a node whose
+    ends are a mix of IRIs, literals and a blank node."""
+    rng = random.Random(5)
+    names = [f"n{rng.randrange(10**6)}" for _ in range(60)]
+    lines = [
+        f"<{EX}{rng.choice(names)}> <{rng.choice([P, Q]).value}> <{EX}{rng.choice(names)}> ."
+        for _ in range(900)
+    ]
+    lines += [f"<{EX}start> <{P.value}> <{EX}{name}> ." for name in names]
+    lines += [
+        f'<{EX}mixed> <{P.value}> "b" .',
+        f'<{EX}mixed> <{P.value}> "10"^^<http://www.w3.org/2001/XMLSchema#integer> .',
+        f'<{EX}mixed> <{P.value}> "9"^^<http://www.w3.org/2001/XMLSchema#integer> .',
+        f"<{EX}mixed> <{P.value}> <{EX}z> .",
+        f"<{EX}mixed> <{P.value}> _:b1 .",
+    ]
+    kg = LocalStore(profile="generic")
+    kg.load_text("\n".join(lines) + "\n", name="edges.nt")
+    return kg
+
+
+def engine_sorted(kg: LocalStore, steps: tuple[tuple[NamedNode, bool], ...], limit: int) -> list:  # type: ignore[type-arg]
+    """What the engine's own ORDER BY gives for the same window (run as the templates
+    are: a caller's query may take another path through the engine, and sample
+    another window)."""
+    bindings = {f"step{i}": step for i, step in enumerate(steps, start=1)}
+    text = kg.templates.render(f"follow_{len(steps)}", start=iri("start"), window=2000, **bindings)
+    keys = tuple(f"n{i}" for i in range(len(steps), 0, -1))
+    rows = kg._select_text(f"follow_{len(steps)}", Ordering(keys, limit).query(text))
+    return [tuple(row[f"n{i}"] for i in range(1, len(steps) + 1)) for row in rows]
+
+
+@pytest.mark.parametrize("hops", [1, 2, 3])
+@pytest.mark.parametrize("limit", [7, 1000])
+def test_walks_sorted_here_are_the_engines(store: LocalStore, hops: int, limit: int) -> None:
+    steps = ((P, True), (Q, False), (P, True))[:hops]
+    before = store.query_count
+    walks = store.follow(iri("start"), steps, limit=limit)
+    assert store.query_count - before == 1  # every end an IRI: sorted here
+    found = [tuple(walk.nodes[1:]) for walk in walks]
+    assert found and found == engine_sorted(store, steps, limit)
+
+
+def test_a_literal_among_the_ends_leaves_the_order_to_the_engine(store: LocalStore) -> None:
+    before = store.query_count
+    walks = store.follow(iri("mixed"), ((P, True),), limit=10)
+    assert store.query_count - before == 2  # read unsorted, then sorted by the engine
+    ends = [walk.nodes[-1] for walk in walks]
+    text = f"SELECT ?n1 WHERE {{ <{EX}mixed> <{P.value}> ?n1 }} ORDER BY ?n1 LIMIT 10"
+    expected = [row["n1"] for row in store._select_text("follow_1", text)]
+    assert len(ends) == 5 and [str(e) for e in ends] == [str(e) for e in expected]
+
+
+def test_an_endpoint_sorts_in_the_engine_and_agrees(oxigraph_server: str) -> None:
+    endpoint = SparqlEndpoint(oxigraph_server, profile="generic", name="films", timeout=20)
+    local = LocalStore(profile="generic")
+    local.load([films_path()])
+    directed = (NamedNode("http://example.org/film/directedBy"), False)
+    start = NamedNode("http://example.org/film/Cameron")
+    starring = (NamedNode("http://example.org/film/starring"), True)
+    for steps in [(directed,), (directed, starring)]:
+        remote = [walk.nodes for walk in endpoint.follow(start, steps, limit=3)]
+        assert remote and remote == [walk.nodes for walk in local.follow(start, steps, limit=3)]

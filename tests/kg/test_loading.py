@@ -300,6 +300,22 @@ def test_a_reader_serves_a_load_made_after_it_opened(tmp_path: Path) -> None:
     assert len(reader) == 3
 
 
+def test_a_reader_opened_by_a_relative_path_follows_loads_after_a_chdir(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The store's folder is resolved when it is opened: a later change of the working
+    directory (a service's, a notebook's) must not cut it off from new generations."""
+    monkeypatch.chdir(tmp_path)
+    writer = LocalStore(tmp_path / "s")
+    writer.load_text("<http://e/a> <http://e/p> <http://e/b> .\n", name="a.nt")
+    reader = LocalStore("s", read_only=True)
+    monkeypatch.chdir(tmp_path.parent)
+    writer.load_text("<http://e/c> <http://e/p> <http://e/d> .\n", name="c.nt")
+    count = "SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }"
+    assert int(reader.query(count).rows[0]["n"].value) == 2
+    assert reader.path == tmp_path / "s"
+
+
 def test_a_generation_a_reader_still_has_open_outlives_two_loads(tmp_path: Path) -> None:
     """A query spanning two loads never reads a deleted generation."""
     writer = LocalStore(tmp_path / "s")

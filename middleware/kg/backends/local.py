@@ -100,7 +100,7 @@ class LocalStore(GraphOperations):
     ) -> None:
         self._held: int | None = None  # the reader's lock on its open generation
         self._refreshing = threading.Lock()
-        self.path = Path(path).expanduser() if path is not None else None
+        self.path = Path(path).expanduser().absolute() if path is not None else None
         self.wait = wait  # seconds to wait for another writer to let go of the store
         self.caps = caps or LoadCaps()  # how far an input file may go (load_max_*)
         self.read_only = read_only

@@ -26,7 +26,7 @@ from middleware.cli.support import (
     source_options,
     workspace_for,
 )
-from middleware.errors import BadRequest, NotFound
+from middleware.errors import BadRequest, MiddlewareError, NotFound
 from middleware.kg.backends.local import LocalStore
 from middleware.kg.backends.store_folder import check_profile
 from middleware.kg.load_guard import LoadCaps
@@ -133,13 +133,15 @@ def load(
         click.echo("indexing the labels for linking ...", err=True)
     index = label_index(target)  # kept beside the data: later processes open it
     index.prepare()
-    # kept beside the data too: reading them is a scan of every triple
-    predicates = target.relation_vocabulary()
-    counted = "too many" if predicates is None else f"{len(predicates):,}"
-    click.echo(
-        f"indexed {len(index):,} label texts and {counted} predicate(s) in "
-        f"{time.monotonic() - started:.1f} s"
-    )
+    counted = ""
+    try:  # kept beside the data too: reading them is a scan of every triple
+        predicates = target.relation_vocabulary()
+        counted = (
+            f" and {'too many' if predicates is None else f'{len(predicates):,}'} predicate(s)"
+        )
+    except MiddlewareError as err:  # the data is live: the first answer that needs them reads them
+        click.echo(f"kgmw: note: the graph's predicates were not read ({err.message})", err=True)
+    click.echo(f"indexed {len(index):,} label texts{counted} in {time.monotonic() - started:.1f} s")
 
 
 @click.command()

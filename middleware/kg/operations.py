@@ -33,7 +33,7 @@ from middleware.kg.base import (
 from middleware.kg.degrees import DegreeCounts
 from middleware.kg.described import entity_of
 from middleware.kg.lookups import NOTHING, LabelLookups
-from middleware.kg.ordered_rows import Ordering
+from middleware.kg.ordered_rows import Ordering, rows_in_order
 from middleware.kg.profiles import Profile
 from middleware.kg.remote_guard import refuse_extension_functions, refuse_service_words
 from middleware.kg.result_rows import path_of_row, path_order, predicate_of, subject_of
@@ -185,7 +185,7 @@ class GraphOperations(LabelLookups, RelationWalks, DegreeCounts, EntitySampling,
         """The rows of a template; with ``order``, sorted and cut (``ordered_rows.py``)."""
         text, here = self.templates.render(template, **bindings), self.capabilities.in_process
         run = partial(self._select_text, template)
-        return run(text) if order is None else order.rows(text, run, in_process=here)
+        return rows_in_order(order, text, run, in_process=here, templates=self.templates)
 
     def _select_text(self, template: str, text: str) -> list[dict[str, Term]]:
         result = self._run(text, kind=template)

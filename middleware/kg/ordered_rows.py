@@ -4,10 +4,11 @@ the query it sorts.
 Oxigraph sorts by reading each term's text back from its dictionary, comparison by
 comparison: at 32 M triples, ordering 2,000 walks took twice as long as finding them. So
 a template for a store in this process reads its rows unsorted, and they are sorted
-here when every key is an IRI (IRIs order by their text in any engine, so the result is
-the engine's own). Any other key (a literal, whose order between datatypes each engine
-chooses, or a blank node) sends the query back to the engine, wrapped in the
-``ORDER BY``; so does a remote engine, where sorting is the engine's job.
+here when every key is an IRI (Oxigraph orders IRIs by their text, as Python does, so
+the result is the engine's own). Any other key (a literal, whose order between
+datatypes each engine chooses, or a blank node) sends the query back to the engine,
+as a subquery of ``sparql/ordered.rq``; so does a remote engine, where sorting is the
+engine's job.
 
 >>> from pyoxigraph import NamedNode
 >>> order = Ordering(("n2", "n1"), limit=2)
@@ -16,14 +17,6 @@ chooses, or a blank node) sends the query back to the engine, wrapped in the
 ...         {"n1": NamedNode("urn:c"), "n2": NamedNode("urn:x")}]
 >>> [(r["n2"].value, r["n1"].value) for r in order.sorted(rows)]
 [('urn:x', 'urn:c'), ('urn:y', 'urn:a')]
->>> print(order.query("SELECT ?n1 ?n2 WHERE { ?n1 ?p ?n2 }"))
-SELECT * WHERE {
-{
-SELECT ?n1 ?n2 WHERE { ?n1 ?p ?n2 }
-}
-}
-ORDER BY ?n2 ?n1
-LIMIT 2
 """
 
 from __future__ import annotations
@@ -33,6 +26,7 @@ from dataclasses import dataclass
 
 from pyoxigraph import NamedNode
 
+from middleware.kg.sparql_templates import Rendered, TemplateSet
 from middleware.kg.terms import Term
 
 
@@ -54,19 +48,22 @@ class Ordering:
         values.sort(key=lambda pair: pair[0])
         return [row for _, row in values[: self.limit]]
 
-    def query(self, text: str) -> str:
-        """A rendered template as a subquery, ordered and cut in the engine."""
-        keys = " ".join(f"?{name}" for name in self.keys)
-        return f"SELECT * WHERE {{\n{{\n{text}\n}}\n}}\nORDER BY {keys}\nLIMIT {self.limit}"
 
-    def rows(
-        self, text: str, run: Callable[[str], list[dict[str, Term]]], *, in_process: bool
-    ) -> list[dict[str, Term]]:
-        """The rows of the rendered template ``text`` (``run`` runs a query), ordered and
-        cut: here when the engine is in this process and every key is an IRI, else by
-        the engine."""
-        if in_process:
-            rows = self.sorted(run(text))
-            if rows is not None:
-                return rows
-        return run(self.query(text))
+def rows_in_order(
+    order: Ordering | None,
+    text: Rendered,
+    run: Callable[[str], list[dict[str, Term]]],
+    *,
+    in_process: bool,
+    templates: TemplateSet,
+) -> list[dict[str, Term]]:
+    """The rows of the rendered template ``text`` (``run`` runs a query); with ``order``,
+    ordered and cut: here when the engine is in this process and every key is an IRI,
+    else by the engine."""
+    if order is None:
+        return run(text)
+    if in_process:
+        rows = order.sorted(run(text))
+        if rows is not None:
+            return rows
+    return run(templates.render("ordered", query=text, keys=order.keys, limit=order.limit))

@@ -4,8 +4,11 @@ A placeholder is ``{{name}}`` (a term, an int, or a list joined by spaces for
 ``VALUES``), ``{{name|csv}}`` (a list joined by commas for ``IN (...)``) or
 ``{{name|alt}}`` (IRIs as a property-path alternative, ``(<a>|<b>)``) or
 ``{{name|step}}`` (an ``(IRI, forward)`` pair as ``<p>`` or its inverse ``^<p>``) or
-``{{name|rows}}`` (tuples of terms as ``(<a> <b>) ...``, for ``VALUES (?x ?y)``). Values
-are rendered from real RDF terms, so no caller text can change the query's shape.
+``{{name|rows}}`` (tuples of terms as ``(<a> <b>) ...``, for ``VALUES (?x ?y)``) or
+``{{name|variables}}`` (names as ``?a ?b``) or ``{{name|subquery}}`` (another template,
+as ``TemplateSet.render`` gave it, with no prologue). Values are rendered from real
+RDF terms, checked names and the project's own templates, so no caller text can change
+the query's shape.
 
 >>> from pyoxigraph import Literal, NamedNode
 >>> render_template("SELECT * { ?s ?p {{o}} } LIMIT {{n}}", {"o": Literal('a"} #'), "n": 5})
@@ -23,7 +26,15 @@ from pyoxigraph import BlankNode, Literal, NamedNode
 from middleware.errors import ConfigError
 from middleware.support.resources import resource_dir
 
-PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*(?:\|\s*(csv|alt|step|rows)\s*)?\}\}")
+PLACEHOLDER = re.compile(
+    r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*(?:\|\s*(csv|alt|step|rows|variables|subquery)\s*)?\}\}"
+)
+_VARIABLE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_PROLOGUE = re.compile(r"^\s*(?:PREFIX|BASE)\b", re.IGNORECASE | re.MULTILINE)
+
+
+class Rendered(str):
+    """A template rendered by ``TemplateSet.render``: text a ``subquery`` may hold."""
 
 
 def _render_term(name: str, value: object) -> str:
@@ -65,6 +76,21 @@ def render_template(text: str, bindings: Mapping[str, object]) -> str:
             return " ".join(
                 "(" + " ".join(_render_term(name, term) for term in row) + ")" for row in value
             )
+        if joiner == "variables":
+            if not isinstance(value, tuple) or not all(
+                isinstance(v, str) and _VARIABLE.fullmatch(v) for v in value
+            ):
+                raise ConfigError(f"placeholder {name!r}|variables needs a tuple of names")
+            return " ".join(f"?{v}" for v in value)
+        if joiner == "subquery":
+            if not isinstance(value, Rendered):
+                raise ConfigError(f"placeholder {name!r}|subquery needs a rendered template")
+            if _PROLOGUE.search(value):
+                raise ConfigError(
+                    f"placeholder {name!r}|subquery: a template ordered by its caller "
+                    "cannot declare PREFIX or BASE; write its IRIs in full"
+                )
+            return str(value)
         if joiner == "alt":
             items = list(value) if isinstance(value, list | tuple) else [value]
             if not items or not all(isinstance(item, NamedNode) for item in items):
@@ -109,5 +135,5 @@ class TemplateSet:
                 raise ConfigError(f"SPARQL template {name!r} not found at {path}") from err
         return self._cache[name]
 
-    def render(self, name: str, **bindings: object) -> str:
-        return render_template(self.text(name), bindings)
+    def render(self, name: str, **bindings: object) -> Rendered:
+        return Rendered(render_template(self.text(name), bindings))

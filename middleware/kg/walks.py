@@ -259,11 +259,15 @@ class RelationWalks:
             raise BadRequest(f"a relation path has 1 to {MAX_STEPS} steps, got {len(path)}")
         if not isinstance(start, NamedNode):
             raise BadRequest(f"a relation path starts at an IRI, got {start}")
+        if not isinstance(limit, int) or limit < 0:
+            raise BadRequest(f"a walk limit is a whole number of at least 0, got {limit!r}")
         steps = {f"step{i}": (p, bool(f)) for i, (p, f) in enumerate(path, start=1)}
         cut = min(limit, MAX_LIMIT)
         order = Ordering(tuple(f"n{i}" for i in range(len(path), 0, -1)), cut)  # last first
+        window = max(cut, window)
+        # ``limit`` too: a profile's own template may still cut the walks itself
         rows = self._select(
-            f"follow_{len(path)}", order, start=start, window=max(cut, window), **steps
+            f"follow_{len(path)}", order, start=start, limit=cut, window=window, **steps
         )
         walks = []
         for row in rows:

@@ -46,8 +46,8 @@ CAP = 200  # edges read each way around an end (setting plan_mine_cap)
 LINKS_PER_QUERY = 20_000  # rows of one lookup between two sets (cap x cap pairs at most)
 PAIRS_PER_QUERY = 5_000  # pairs of entities one lookup query checks
 
-# where a start and a relation path prefix led (``reach``), kept for one question
-StepsTaken = dict[tuple[NamedNode, RelationPath], list[Term]]
+# where a start and a relation path prefix led under a limit (``reach``), for one question
+StepsTaken = dict[tuple[NamedNode, RelationPath, int], list[Term]]
 
 
 class SearchBudgetSpent(MiddlewareError):
@@ -113,11 +113,12 @@ def links(
     budget: SearchBudget | None = None,
 ) -> list[tuple[NamedNode, RelationStep, NamedNode]]:
     """The edges between ``sources`` and ``targets``, each as (source, step from it,
-    target)."""
+    target), in ``_edge_rows``' order. Past ``LINKS_PER_QUERY`` edges (a safety cap
+    that dense sets of hubs can reach) those kept are a sample in the engine's order."""
     xs, ys = sorted(set(sources), key=str), sorted(set(targets), key=str)
     pairs = [(x, y) for x in xs for y in ys if x != y]
     rows: list[dict[str, Term]] = []
-    for start in range(0, len(pairs), PAIRS_PER_QUERY):  # in order: rows stay ordered
+    for start in range(0, len(pairs), PAIRS_PER_QUERY):
         chunk = pairs[start : start + PAIRS_PER_QUERY]
         rows += _select(graph, budget, "mine_links", pairs=chunk, limit=LINKS_PER_QUERY - len(rows))
         if len(rows) >= LINKS_PER_QUERY:
@@ -210,7 +211,10 @@ def around(
     xs = sorted(set(nodes), key=str)
     if not xs:
         return []
-    rows = _select(graph, budget, "mine_around_toward", nodes=xs, target=toward, window=limit)
+    # ``limit`` too: a profile's own template may still cut its rows itself
+    rows = _select(
+        graph, budget, "mine_around_toward", nodes=xs, target=toward, window=limit, limit=limit
+    )
     return _edge_rows(rows)
 
 
@@ -262,7 +266,7 @@ def reach(
     prefix led, so paths that begin alike (one question's candidates) share their steps."""
     frontier: list[Term] = [start]
     for done in range(1, len(path) + 1):
-        prefix = (start, tuple(path[:done]))
+        prefix = (start, tuple(path[:done]), limit)
         if taken is not None and prefix in taken:
             frontier = taken[prefix]
             continue

@@ -218,7 +218,7 @@ class EntityLinker:
         >>> EntityLinker(kg).spans_naming("who directed heat", kg.search("Heat")[0].iri)
         ['heat']
         """
-        named = []
+        named, per_span = [], max(per_span, 1)  # as span_entities counts it
         for span, key, hits in self._kept_spans(text, 6, None):
             iris = dict.fromkeys(hit.iri for hit in hits)
             if entity not in iris:

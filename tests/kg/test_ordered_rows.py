@@ -13,9 +13,10 @@ import random
 import pytest
 from pyoxigraph import NamedNode
 
+from middleware.errors import BadRequest, ConfigError
 from middleware.kg.backends.endpoint import SparqlEndpoint
 from middleware.kg.backends.local import LocalStore
-from middleware.kg.ordered_rows import Ordering
+from middleware.kg.sparql_templates import Rendered, TemplateSet
 from middleware.testing.graphs import films_path
 
 EX = "http://example.org/"
@@ -56,7 +57,8 @@ def engine_sorted(kg: LocalStore, steps: tuple[tuple[NamedNode, bool], ...], lim
     bindings = {f"step{i}": step for i, step in enumerate(steps, start=1)}
     text = kg.templates.render(f"follow_{len(steps)}", start=iri("start"), window=2000, **bindings)
     keys = tuple(f"n{i}" for i in range(len(steps), 0, -1))
-    rows = kg._select_text(f"follow_{len(steps)}", Ordering(keys, limit).query(text))
+    wrapped = kg.templates.render("ordered", query=text, keys=keys, limit=limit)
+    rows = kg._select_text(f"follow_{len(steps)}", wrapped)
     return [tuple(row[f"n{i}"] for i in range(1, len(steps) + 1)) for row in rows]
 
 
@@ -91,3 +93,21 @@ def test_an_endpoint_sorts_in_the_engine_and_agrees(oxigraph_server: str) -> Non
     for steps in [(directed,), (directed, starring)]:
         remote = [walk.nodes for walk in endpoint.follow(start, steps, limit=3)]
         assert remote and remote == [walk.nodes for walk in local.follow(start, steps, limit=3)]
+
+
+def test_a_negative_walk_limit_is_refused(store: LocalStore) -> None:
+    with pytest.raises(BadRequest, match="at least 0"):
+        store.follow(iri("start"), ((P, True),), limit=-1)
+    assert store.follow(iri("start"), ((P, True),), limit=0) == []
+
+
+def test_the_ordering_template_takes_only_rendered_templates_without_a_prologue() -> None:
+    templates = TemplateSet()
+    with pytest.raises(ConfigError, match="rendered template"):
+        templates.render("ordered", query="SELECT ?n1 WHERE { ?n1 ?p ?o }", keys=("n1",), limit=1)
+    with pytest.raises(ConfigError, match="PREFIX"):
+        text = Rendered("PREFIX ex: <http://e/>\nSELECT ?n1 WHERE { ?n1 ex:p ?o }")
+        templates.render("ordered", query=text, keys=("n1",), limit=1)
+    with pytest.raises(ConfigError, match="names"):
+        text = Rendered("SELECT ?n1 WHERE { ?n1 ?p ?o }")
+        templates.render("ordered", query=text, keys=("n1 } #",), limit=1)

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from middleware.kg.ordered_rows import Ordering
+from middleware.kg.sparql_templates import Rendered, TemplateSet
 
 SPARQL = Path(__file__).resolve().parents[2] / "sparql"
 TEMPLATES = sorted(SPARQL.rglob("*.rq"))
@@ -91,5 +91,5 @@ def test_the_walks_read_are_a_capped_sample_the_caller_sorts(template: Path) -> 
     text = template.read_text(encoding="utf-8")
     flat = _COMMENT.sub("", text)
     assert "{ SELECT" in flat and "LIMIT {{window}}" in flat and "ORDER BY" not in flat
-    wrapped = Ordering(("n1",), 5).query(text)
-    assert unordered_limits(wrapped) == [] and wrapped.endswith("ORDER BY ?n1\nLIMIT 5")
+    wrapped = TemplateSet().render("ordered", query=Rendered(text), keys=("n1",), limit=5)
+    assert unordered_limits(wrapped) == [] and wrapped.rstrip().endswith("ORDER BY ?n1\nLIMIT 5")

@@ -177,3 +177,13 @@ def test_paths_that_begin_alike_share_their_first_steps(films: LocalStore) -> No
     shared = [reach(films, ex("Titanic"), p, budget=budget, taken=taken) for p in paths]
     assert shared == [reach(films, ex("Titanic"), p) for p in paths]
     assert shared[0] and budget.spent == 3  # not 4: the first step once
+
+
+def test_steps_taken_under_one_limit_are_not_reused_under_another(films: LocalStore) -> None:
+    directed = ((ex("directedBy"), True), (ex("directedBy"), False))
+    taken = StepsTaken()
+    narrow = reach(films, ex("Titanic"), directed, limit=1, taken=taken)
+    assert reach(films, ex("Titanic"), directed, limit=100, taken=taken) == reach(
+        films, ex("Titanic"), directed, limit=100
+    )
+    assert len(narrow) <= 1

@@ -158,3 +158,12 @@ def test_an_entity_ranked_below_the_spans_few_is_not_named_by_it() -> None:
         5: ["paris"],
         6: ["paris"],
     }
+
+
+def test_spans_naming_counts_at_least_one_entity_per_span(store: LocalStore) -> None:
+    linker = EntityLinker(store)
+    question = QUESTIONS[0]
+    iri = linker.spans(question)[0][1].iri
+    assert linker.spans_naming(question, iri, per_span=0) == linker.spans_naming(
+        question, iri, per_span=1
+    )

@@ -320,3 +320,26 @@ def test_threads_searching_a_damaged_pairs_file_get_the_right_hits(tmp_path: Pat
     assert index.fuzzy("unitd kingdm", cutoff=85.0, limit=5) == memory.fuzzy(
         "unitd kingdm", cutoff=85.0, limit=5
     )  # the lists derived again
+
+
+def test_kgmw_load_succeeds_when_reading_the_predicates_times_out(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The data is live before the predicates are read: a timeout there is a note (the
+    first answer that needs them reads them), not a failed load."""
+    from middleware.errors import EndpointTimeout
+    from middleware.kg.backends.local import LocalStore
+    from tests.cli_helpers import run
+
+    def slow(self: LocalStore) -> None:
+        raise EndpointTimeout("local store 'kb': query ran past its 30 s timeout")
+
+    monkeypatch.setattr(LocalStore, "relation_vocabulary", slow)
+    data = tmp_path / "kb.txt"
+    data.write_text("Heat|directed_by|Michael Mann\n")
+    store = tmp_path / "store"
+    code, out, err = run(
+        capsys, "load", str(data), "--store", str(store), "--profile", "metaqa", "--no-progress"
+    )
+    assert code == 0 and "indexed 2 label texts in" in out
+    assert "predicates were not read" in err and "30 s timeout" in err

@@ -175,17 +175,23 @@ def test_the_files_are_readable_by_other_users_as_the_store_is(tmp_path: Path) -
     assert (tmp_path / "labels.sqlite").stat().st_mode & 0o777 == 0o644
 
 
-def test_kgmw_load_indexes_the_labels_and_their_variants(
+def kgmw_load_heat(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+) -> tuple[Path, tuple[int, str, str]]:
+    """``kgmw load`` of one MetaQA row into a new store: the store, and the run's result."""
     from tests.cli_helpers import run
 
     data = tmp_path / "kb.txt"
     data.write_text("Heat|directed_by|Michael Mann\n")
     store = tmp_path / "store"
-    code, out, _ = run(
-        capsys, "load", str(data), "--store", str(store), "--profile", "metaqa", "--no-progress"
-    )
+    argv = ["load", str(data), "--store", str(store), "--profile", "metaqa", "--no-progress"]
+    return store, run(capsys, *argv)
+
+
+def test_kgmw_load_indexes_the_labels_and_their_variants(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    store, (code, out, _) = kgmw_load_heat(tmp_path, capsys)
     assert code == 0 and "indexed 2 label texts" in out
     labels, variants = file_names(load_profile("metaqa"))
     generation = (store / "current").resolve()
@@ -329,17 +335,11 @@ def test_kgmw_load_succeeds_when_reading_the_predicates_times_out(
     first answer that needs them reads them), not a failed load."""
     from middleware.errors import EndpointTimeout
     from middleware.kg.backends.local import LocalStore
-    from tests.cli_helpers import run
 
     def slow(self: LocalStore) -> None:
         raise EndpointTimeout("local store 'kb': query ran past its 30 s timeout")
 
     monkeypatch.setattr(LocalStore, "relation_vocabulary", slow)
-    data = tmp_path / "kb.txt"
-    data.write_text("Heat|directed_by|Michael Mann\n")
-    store = tmp_path / "store"
-    code, out, err = run(
-        capsys, "load", str(data), "--store", str(store), "--profile", "metaqa", "--no-progress"
-    )
+    _, (code, out, err) = kgmw_load_heat(tmp_path, capsys)
     assert code == 0 and "indexed 2 label texts in" in out
     assert "predicates were not read" in err and "30 s timeout" in err

@@ -39,7 +39,7 @@ def write_atomically(path: Path, rows: Sequence[dict[str, str]]) -> None:
             out.flush()
             os.fsync(out.fileno())
         os.replace(temporary, path)
-    except BaseException:
+    except BaseException:  # also Ctrl-C: no half-written dataset stays; re-raised
         temporary.unlink(missing_ok=True)
         raise
 

@@ -80,7 +80,7 @@ def export_store(store: LocalStore, fmt: str, output: Path | BinaryIO) -> int:
     try:
         graph.dump(temp, rdf, **where)  # type: ignore[arg-type]
         os.replace(temp, output)
-    except BaseException:
+    except BaseException:  # also Ctrl-C: no half-written export stays; re-raised
         with contextlib.suppress(OSError):
             os.unlink(temp)
         raise

@@ -41,10 +41,10 @@ class Ordering:
         """``rows`` ordered and cut as the engine would; None when a key is not an IRI."""
         values = []
         for row in rows:
-            key = tuple(row.get(name) for name in self.keys)
-            if not all(isinstance(term, NamedNode) for term in key):
+            key = tuple(t.value for name in self.keys if isinstance(t := row.get(name), NamedNode))
+            if len(key) < len(self.keys):
                 return None
-            values.append((tuple(term.value for term in key), row))  # type: ignore[union-attr]
+            values.append((key, row))
         values.sort(key=lambda pair: pair[0])
         return [row for _, row in values[: self.limit]]
 

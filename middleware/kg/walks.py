@@ -264,10 +264,9 @@ class RelationWalks:
         steps = {f"step{i}": (p, bool(f)) for i, (p, f) in enumerate(path, start=1)}
         cut = min(limit, MAX_LIMIT)
         order = Ordering(tuple(f"n{i}" for i in range(len(path), 0, -1)), cut)  # last first
-        window = max(cut, window)
         # ``limit`` too: a profile's own template may still cut the walks itself
         rows = self._select(
-            f"follow_{len(path)}", order, start=start, limit=cut, window=window, **steps
+            f"follow_{len(path)}", order, start=start, limit=cut, window=max(cut, window), **steps
         )
         walks = []
         for row in rows:

@@ -76,7 +76,7 @@ class AsyncMethod:
         ]
         try:
             return list(await asyncio.gather(*tasks))
-        except BaseException:
+        except BaseException:  # also cancellation: the other calls stop too; re-raised
             for task in tasks:
                 task.cancel()
             raise

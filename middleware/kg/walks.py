@@ -44,6 +44,7 @@ NODES_PER_QUERY = 200
 
 
 STEPS_WINDOW = 20_000  # edges read for the relation steps of a batch before probing
+MIDDLE_WINDOW = 20_000  # pairs of first and second ends a three-step walk reads at most
 MAX_PREDICATES = 2_000  # a graph with more is not probed predicate by predicate
 _VOCABULARIES: weakref.WeakKeyDictionary[object, tuple[int, list[NamedNode] | None]] = (
     weakref.WeakKeyDictionary()
@@ -265,8 +266,11 @@ class RelationWalks:
         cut = min(limit, MAX_LIMIT)
         order = Ordering(tuple(f"n{i}" for i in range(len(path), 0, -1)), cut)  # last first
         # ``limit`` too: a profile's own template may still cut the walks itself
+        window = max(cut, window)
+        # a three-step walk's pairs of first and second ends are cut too
+        middle = {"middle": max(window, MIDDLE_WINDOW)} if len(path) == 3 else {}
         rows = self._select(
-            f"follow_{len(path)}", order, start=start, limit=cut, window=max(cut, window), **steps
+            f"follow_{len(path)}", order, start=start, limit=cut, window=window, **steps, **middle
         )
         walks = []
         for row in rows:

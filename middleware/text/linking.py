@@ -105,17 +105,28 @@ class EntityLinker:
 
     # -- ranking ------------------------------------------------------------------------
     def _rank(self, groups: dict[str, list[Hit]], limit: int) -> dict[str, list[Entity]]:
-        """Each mention's hits ranked: one degree and one label query for all of them."""
+        """Each mention's hits ranked: one degree and one label query for all of them.
+
+        Only the hits that can be among a mention's first ``limit`` are read, and a
+        degree only where a tie in match score must be broken: at scale a name variant
+        is shared by hundreds of entities that an exact match outranks anyway."""
         best: dict[str, dict[NamedNode, Hit]] = {}
         for mention, hits in groups.items():
             kept = best.setdefault(mention, {})
             for hit in hits:
                 if hit.iri not in kept or hit.score > kept[hit.iri].score:
                     kept[hit.iri] = hit
-        iris = list(dict.fromkeys(i for kept in best.values() for i in kept))
+        contenders = {m: _contending(list(kept.values()), limit) for m, kept in best.items()}
+        iris = list(dict.fromkeys(h.iri for tiers in contenders.values() for t in tiers for h in t))
         if not iris:
             return {mention: [] for mention in groups}
-        degrees = self.graph.degrees(iris, at_most=SORT_WINDOW)  # past it, all are hubs
+        tied = list(
+            dict.fromkeys(
+                h.iri for tiers in contenders.values() for t in tiers if len(t) > 1 for h in t
+            )
+        )
+        # past the window, all are hubs
+        degrees = self.graph.degrees(tied, at_most=SORT_WINDOW) if tied else {}
         index = self.index()
         names: dict[NamedNode, str] = {}
         if index is not None:
@@ -123,9 +134,9 @@ class EntityLinker:
         else:
             names = {i: t for i, t in self.graph.labels(iris).items() if isinstance(i, NamedNode)}
         ranked: dict[str, list[Entity]] = {}
-        for mention, kept in best.items():
+        for mention, tiers in contenders.items():
             order = sorted(
-                kept.values(),
+                (h for tier in tiers for h in tier),
                 key=lambda h: (
                     -h.score,
                     -degrees.get(h.iri, 0),
@@ -249,6 +260,26 @@ class EntityLinker:
         # ones are ranked (ranking reads every hit's degree)
         kept = [span for span, _ in select_spans(linked, lambda c: found[keys[c]] or None)]
         return [(span, keys[span], found[keys[span]]) for span in kept]
+
+
+def _contending(hits: list[Hit], limit: int) -> list[list[Hit]]:
+    """The hits that can be among the first ``limit`` once ranked, as tiers of equal
+    score, best first: score ranks first, so a tier past the ``limit``-th hit cannot.
+
+    >>> iri = NamedNode("http://example.org/e")
+    >>> hits = [Hit(iri, "a", "variant", 0.5), Hit(iri, "b", "exact", 1.0)]
+    >>> [[h.label for h in tier] for tier in _contending(hits, 1)]
+    [['b']]
+    """
+    tiers: list[list[Hit]] = []
+    for hit in sorted(hits, key=lambda h: -h.score):
+        if tiers and tiers[-1][0].score == hit.score:
+            tiers[-1].append(hit)
+        elif sum(len(t) for t in tiers) >= limit:
+            break
+        else:
+            tiers.append([hit])
+    return tiers
 
 
 _POSSESSIVE = re.compile(r"(?<=\w)['’]s?$")

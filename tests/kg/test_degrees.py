@@ -16,6 +16,7 @@ HUB_EDGES = SORT_WINDOW + 500
 def hub(tmp_path_factory: pytest.TempPathFactory) -> QueryLog:
     lines = [f"Film {i:05d}|has_genre|Drama" for i in range(HUB_EDGES)]
     lines += ["Drama Queen|directed_by|Ann Hui", "Drama|has_tags|genre"]
+    lines += ["DRAMA|has_tags|shouting"]  # folds as "Drama" does: a tie that degrees break
     store = QueryLog.loaded(tmp_path_factory.mktemp("hub") / "store", lines, name="hub")
     return store
 
@@ -33,7 +34,7 @@ def test_linking_counts_a_hubs_edges_only_up_to_the_sort_window(hub: QueryLog) -
     found = EntityLinker(hub).link("drama")
     assert found and found[0].label == "Drama"
     counts = [t for t in hub.texts if "COUNT(*)" in t]
-    assert counts, "ranking the candidates counts their degrees"
+    assert counts, "ranking the tied candidates counts their degrees"
     for text in counts:
         assert "GROUP BY ?e" not in text, "the uncapped batch count reads every hub edge"
         assert f"LIMIT {SORT_WINDOW}" in text

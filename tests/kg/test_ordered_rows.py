@@ -17,6 +17,7 @@ from middleware.errors import BadRequest, ConfigError
 from middleware.kg.backends.endpoint import SparqlEndpoint
 from middleware.kg.backends.local import LocalStore
 from middleware.kg.sparql_templates import Rendered, TemplateSet
+from middleware.kg.walks import MIDDLE_WINDOW
 from middleware.testing.graphs import films_path
 
 EX = "http://example.org/"
@@ -54,7 +55,9 @@ def engine_sorted(kg: LocalStore, steps: tuple[tuple[NamedNode, bool], ...], lim
     """What the engine's own ORDER BY gives for the same window (run as the templates
     are: a caller's query may take another path through the engine, and sample
     another window)."""
-    bindings = {f"step{i}": step for i, step in enumerate(steps, start=1)}
+    bindings: dict[str, object] = {f"step{i}": step for i, step in enumerate(steps, start=1)}
+    if len(steps) == 3:
+        bindings["middle"] = MIDDLE_WINDOW
     text = kg.templates.render(f"follow_{len(steps)}", start=iri("start"), window=2000, **bindings)
     keys = tuple(f"n{i}" for i in range(len(steps), 0, -1))
     wrapped = kg.templates.render("ordered", query=text, keys=keys, limit=limit)

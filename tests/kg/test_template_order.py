@@ -10,6 +10,7 @@ whose line ends in a ``# any rows:`` comment saying why the rows cut do not matt
 from __future__ import annotations
 
 import re
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
@@ -93,3 +94,16 @@ def test_the_walks_read_are_a_capped_sample_the_caller_sorts(template: Path) -> 
     assert "{ SELECT" in flat and "LIMIT {{window}}" in flat and "ORDER BY" not in flat
     wrapped = TemplateSet().render("ordered", query=Rendered(text), keys=("n1",), limit=5)
     assert unordered_limits(wrapped) == [] and wrapped.rstrip().endswith("ORDER BY ?n1\nLIMIT 5")
+
+
+@pytest.mark.parametrize(
+    "template", [t for t in TEMPLATES if t.stem in WALKS], ids=lambda p: p.name
+)
+def test_every_step_but_the_last_is_cut_before_the_next_is_read(template: Path) -> None:
+    """A hub in the middle of a walk whose ends mostly have no next step would otherwise
+    be read whole (a category page shared by every copy of a graph) to find few walks."""
+    flat = _COMMENT.sub("", template.read_text(encoding="utf-8"))
+    hops = int(template.stem.rsplit("_", 1)[1])
+    reads = [flat.index(f"{{{{step{k}|step}}}}") for k in range(1, hops + 1)]
+    for here, there in pairwise(reads):
+        assert "LIMIT {{" in flat[here:there], f"{template.name}: a step read whole"

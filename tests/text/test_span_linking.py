@@ -111,7 +111,62 @@ def test_only_the_spans_kept_are_ranked(monkeypatch: pytest.MonkeyPatch) -> None
         ("athens", ["Athens"]),
         ("ancient greece", ["Ancient Greece"]),
     ]
-    assert sorted(iri.rsplit("/", 1)[-1] for iri in looked_up) == ["Ancient%20Greece", "Athens"]
+    assert looked_up == []  # each kept span has one hit: no tie for a degree to break
+
+
+def _copies_graph() -> LocalStore:
+    """ "Gossip Girl" and its numbered copies ("Gossip Girl 7"), as the scale benchmark
+    makes them: each number ends so many labels that it is dropped as a category word,
+    so every copy has the name variant "gossip girl", which the exact label outranks."""
+    label = "<http://www.w3.org/2000/01/rdf-schema#label>"
+    words = ["Blake", "Lively", "Serena", "Upper", "East", "Side", "Dan", "Chuck"]
+    names = ["Gossip Girl", "Manhattan"] + [f"{a} {b}" for a in words[:4] for b in words[4:]]
+    names += [f"{a} {b}" for a in words[4:] for b in words[:3]]
+    lines = ["<http://example.org/gg> " + label + ' "Gossip Girl" .']
+    for copy in range(1, 31):
+        for name in names:
+            iri = f"<http://example.org/{name.replace(' ', '')}.c{copy}>"
+            lines.append(f'{iri} {label} "{name} {copy}" .')
+            lines += [
+                f"{iri} <http://example.org/near> <http://example.org/x{k}> ."
+                for k in range(copy % 5)
+            ]
+    kg = LocalStore(profile="generic")
+    kg.load_text("\n".join(lines) + "\n", name="copies.nt")
+    return kg
+
+
+def test_a_tie_below_the_first_hits_reads_no_degrees(monkeypatch: pytest.MonkeyPatch) -> None:
+    kg = _copies_graph()
+    looked_up: list[str] = []
+    degrees = kg.degrees
+
+    def recording(entities: list, *, at_most: int | None = None) -> dict:  # type: ignore[type-arg]
+        looked_up.extend(e.value for e in entities)
+        return degrees(entities, at_most=at_most)
+
+    monkeypatch.setattr(kg, "degrees", recording)
+    linker = EntityLinker(kg)
+    assert [e.iri.value for e in linker.link("gossip girl", limit=1)] == ["http://example.org/gg"]
+    assert looked_up == []
+    assert len(linker.link("gossip girl", limit=3)) == 3
+    assert len(looked_up) == 30  # the three come from one tie: all its degrees are read
+
+
+@pytest.mark.parametrize("limit", [1, 2, 5, 40, 100])
+@pytest.mark.parametrize(
+    "mention", ["gossip girl", "blake east", "manhattan", "gossip girl 7", "chuck"]
+)
+def test_ranking_reads_fewer_degrees_but_ranks_as_a_full_sort(mention: str, limit: int) -> None:
+    kg = _copies_graph()
+    linker = EntityLinker(kg)
+    hits = linker.index().hits(mention, variants=True)  # type: ignore[union-attr]
+    degrees = kg.degrees([h.iri for h in hits])
+    expected = sorted(hits, key=lambda h: (-h.score, -degrees.get(h.iri, 0), h.label, h.iri.value))
+    found = linker.link(mention, limit=limit)
+    assert [(e.iri, e.score) for e in found] == [
+        (h.iri, round(h.score, 4)) for h in expected[:limit]
+    ]
 
 
 @pytest.mark.parametrize("question", QUESTIONS)

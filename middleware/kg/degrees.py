@@ -21,7 +21,8 @@ from pyoxigraph import Literal, NamedNode
 from middleware.kg.base import Capabilities
 from middleware.kg.terms import Term, to_iri
 
-DEGREE_BATCH = 200  # entities one uncapped ``degrees`` query counts
+DEGREE_BATCH = 200  # entities one ``degrees`` query counts
+DEGREES_WINDOW = 20_000  # edges one capped batch count reads before counting each entity
 
 
 def _count(rows: list[dict[str, Term]]) -> int:
@@ -51,19 +52,43 @@ class DegreeCounts:
     def degrees(
         self, entities: Sequence[NamedNode], *, at_most: int | None = None
     ) -> dict[NamedNode, int]:
-        """``degree`` of many entities: one query per ``DEGREE_BATCH``; with ``at_most``,
-        a store in this process counts each entity up to it (one cheap query each), and
-        an endpoint, where a query is a round trip, still counts a batch at once."""
+        """``degree`` of many entities: one query per ``DEGREE_BATCH``. With ``at_most``,
+        a store in this process reads at most ``DEGREES_WINDOW`` edges of a batch at
+        once, and only when a hub fills that window counts each entity up to the cap
+        (one cheap query each); an endpoint, where a query is a round trip, counts a
+        batch at once."""
         found: dict[NamedNode, int] = dict.fromkeys(entities, 0)
         unique = list(found)
-        if at_most is not None and self.capabilities.in_process:
-            for entity in unique:
-                found[entity] = self.degree(entity, at_most=at_most)
-            return found
+        common = self._common_bindings()
         for start in range(0, len(unique), DEGREE_BATCH):
             batch = unique[start : start + DEGREE_BATCH]
-            for row in self._select("degrees", entities=batch, **self._common_bindings()):
+            if at_most is not None and self.capabilities.in_process:
+                found.update(self._capped_batch(batch, at_most))
+                continue
+            for row in self._select("degrees", entities=batch, **common):
                 node, count = row.get("e"), row.get("n")
                 if isinstance(node, NamedNode) and isinstance(count, Literal):
                     found[node] = int(count.value)
         return found
+
+    def _capped_batch(self, batch: list[NamedNode], at_most: int) -> dict[NamedNode, int]:
+        """Each entity's degree up to ``at_most``, from one window of the batch's edges
+        when they fit in it. When a hub fills it, an entity with ``at_most`` edges in
+        the window is known to have them, and each other one is counted up to the cap
+        on its own (reading the window again would cost more than those counts)."""
+        common = self._common_bindings()
+        rows = self._select("degrees_window", entities=batch, window=DEGREES_WINDOW, **common)
+        counts = {
+            node: int(count.value)
+            for row in rows
+            if isinstance(node := row.get("e"), NamedNode)
+            and isinstance(count := row.get("n"), Literal)
+        }
+        if sum(counts.values()) < DEGREES_WINDOW:  # every edge of the batch was read
+            return {entity: min(counts.get(entity, 0), at_most) for entity in batch}
+        return {
+            entity: at_most
+            if counts.get(entity, 0) >= at_most
+            else self.degree(entity, at_most=at_most)
+            for entity in batch
+        }

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import pytest
 
+from middleware.kg import degrees as degrees_module
 from middleware.kg.base import SORT_WINDOW
+from middleware.kg.degrees import DEGREES_WINDOW
 from middleware.testing.observed import QueryLog
 from middleware.text.linking import EntityLinker
 
@@ -35,6 +37,46 @@ def test_linking_counts_a_hubs_edges_only_up_to_the_sort_window(hub: QueryLog) -
     assert found and found[0].label == "Drama"
     counts = [t for t in hub.texts if "COUNT(*)" in t]
     assert counts, "ranking the tied candidates counts their degrees"
-    for text in counts:
-        assert "GROUP BY ?e" not in text, "the uncapped batch count reads every hub edge"
-        assert f"LIMIT {SORT_WINDOW}" in text
+    for text in counts:  # the uncapped batch count would read every hub edge
+        assert f"LIMIT {SORT_WINDOW}" in text or f"LIMIT {DEGREES_WINDOW}" in text
+
+
+def test_capped_counts_of_many_entities_are_one_query_when_they_fit(hub: QueryLog) -> None:
+    films = [hub.named(f"Film {i:05d}") for i in range(150)]
+    before = hub.query_count
+    counts = hub.degrees(films, at_most=SORT_WINDOW)
+    assert hub.query_count - before == 1
+    assert (
+        counts
+        == {film: hub.degree(film, at_most=SORT_WINDOW) for film in films}
+        == dict.fromkeys(films, 1)
+    )
+
+
+@pytest.mark.parametrize("cap", [1, 100, SORT_WINDOW])
+@pytest.mark.parametrize("window", [DEGREES_WINDOW, 1_000])
+def test_capped_counts_with_a_hub_among_them_are_each_entitys_own(
+    hub: QueryLog, cap: int, window: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Whether the hub fits the batch's window (counted there) or fills it (each entity
+    is then counted up to the cap on its own), the counts are each entity's own."""
+    monkeypatch.setattr(degrees_module, "DEGREES_WINDOW", window)
+    entities = [hub.named("Film 00007"), hub.named("Drama"), hub.named("Drama Queen")]
+    entities += [hub.named("Ann Hui"), hub.named("DRAMA")]
+    expected = {e: hub.degree(e, at_most=cap) for e in entities}
+    assert hub.degrees(entities, at_most=cap) == expected
+    assert expected[hub.named("Drama")] == cap
+
+
+def test_a_hub_that_fills_the_window_is_known_without_a_count_of_its_own(
+    hub: QueryLog, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its edges in the filled window reach the cap; the others are counted each."""
+    monkeypatch.setattr(degrees_module, "DEGREES_WINDOW", 1_000)
+    others = [hub.named(f"Film {i:05d}") for i in range(20)] + [hub.named("Ann Hui")]
+    drama = hub.named("Drama")
+    hub.texts.clear()
+    counts = hub.degrees([drama, *others], at_most=100)
+    assert counts == {drama: 100, **dict.fromkeys(others, 1)}
+    assert len(hub.texts) == 1 + len(others)
+    assert not any(drama.value in text for text in hub.texts[1:])

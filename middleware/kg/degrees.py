@@ -63,7 +63,7 @@ class DegreeCounts:
         for start in range(0, len(unique), DEGREE_BATCH):
             batch = unique[start : start + DEGREE_BATCH]
             if at_most is not None and self.capabilities.in_process:
-                found.update(self._capped_batch(batch, at_most))
+                found.update(self._capped_batch(batch, max(1, at_most)))  # as ``degree``
                 continue
             for row in self._select("degrees", entities=batch, **common):
                 node, count = row.get("e"), row.get("n")

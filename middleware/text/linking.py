@@ -105,7 +105,8 @@ class EntityLinker:
 
     # -- ranking ------------------------------------------------------------------------
     def _rank(self, groups: dict[str, list[Hit]], limit: int) -> dict[str, list[Entity]]:
-        """Each mention's hits ranked: one degree and one label query for all of them.
+        """Each mention's hits ranked, with one degree count (by batch) and one label
+        lookup for all the mentions.
 
         Only the hits that can be among a mention's first ``limit`` are read, and a
         degree only where a tie in match score must be broken: at scale a name variant
@@ -165,6 +166,8 @@ class EntityLinker:
         reads every label: a cost that grows with the graph); with ``variants`` off, no
         name variant is looked up (their table is built from every label on first use)."""
         text = _check(mention)
+        if limit is not None and limit < 0:
+            raise BadRequest(f"a link limit is a whole number of at least 1, got {limit}")
         limit = limit or self.limit
         hits = self._hits([text], None, variants=variants)[text]
         hits = hits or (self._typo_hits(text, limit) if typos else [])
@@ -257,7 +260,7 @@ class EntityLinker:
         }
         linked = [c for c in candidates if found[keys[c]]]
         # which spans are kept depends only on whether they have hits, so only the kept
-        # ones are ranked (ranking reads every hit's degree)
+        # ones are ranked (ranking reads the degrees of tied hits)
         kept = [span for span, _ in select_spans(linked, lambda c: found[keys[c]] or None)]
         return [(span, keys[span], found[keys[span]]) for span in kept]
 

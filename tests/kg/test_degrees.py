@@ -4,6 +4,7 @@ know that a node is a hub (ranking linked entities, the planner's notes)."""
 from __future__ import annotations
 
 import pytest
+from pyoxigraph import NamedNode
 
 from middleware.kg import degrees as degrees_module
 from middleware.kg.base import SORT_WINDOW
@@ -80,3 +81,40 @@ def test_a_hub_that_fills_the_window_is_known_without_a_count_of_its_own(
     assert counts == {drama: 100, **dict.fromkeys(others, 1)}
     assert len(hub.texts) == 1 + len(others)
     assert not any(drama.value in text for text in hub.texts[1:])
+
+
+@pytest.mark.parametrize("cap", [-1, 0, 1, 2, 10])
+def test_capped_counts_of_a_batch_are_each_entitys_capped_count(cap: int) -> None:
+    """``degrees`` caps as ``degree`` does: below one it counts up to one."""
+    from middleware.kg.backends.local import LocalStore
+
+    kg = LocalStore(profile="metaqa")
+    kg.load_text("Heat|directed_by|Michael Mann\nHeat|in_language|English\n", name="kb.txt")
+    heat, mann = kg.search("Heat")[0].iri, kg.search("Michael Mann")[0].iri
+    assert kg.degrees([heat, mann], at_most=cap) == {
+        heat: kg.degree(heat, at_most=cap),
+        mann: kg.degree(mann, at_most=cap),
+    }
+
+
+def test_a_profiles_own_degree_counts_its_capped_counts_too() -> None:
+    """Wikidata counts truthy (wdt:) edges only: capped counts, one at a time or from a
+    batch's window, count the same edges."""
+    from middleware.kg.backends.local import LocalStore
+
+    wd, wdt, p = (
+        "http://www.wikidata.org/entity/",
+        "http://www.wikidata.org/prop/direct/",
+        "http://www.wikidata.org/prop/",
+    )
+    lines = [
+        f"<{wd}Q1> <{wdt}P31> <{wd}Q5> .",
+        f"<{wd}Q1> <{p}P31> <{wd}statement1> .",
+        f"<{wd}Q2> <{wdt}P50> <{wd}Q1> .",
+    ]
+    kg = LocalStore(profile="wikidata")
+    kg.load_text("\n".join(lines) + "\n", name="wd.nt")
+    q1 = NamedNode(f"{wd}Q1")
+    assert kg.degree(q1) == 2
+    assert kg.degree(q1, at_most=10) == 2
+    assert kg.degrees([q1], at_most=10) == {q1: 2} == kg.degrees([q1])

@@ -222,3 +222,10 @@ def test_spans_naming_counts_at_least_one_entity_per_span(store: LocalStore) -> 
     assert linker.spans_naming(question, iri, per_span=0) == linker.spans_naming(
         question, iri, per_span=1
     )
+
+
+def test_a_negative_link_limit_is_refused(store: LocalStore) -> None:
+    from middleware.errors import BadRequest
+
+    with pytest.raises(BadRequest, match="at least 1"):
+        EntityLinker(store).link("heat", limit=-1)

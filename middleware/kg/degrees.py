@@ -50,20 +50,25 @@ class DegreeCounts:
         return _count(self._select("degree_capped", cap=max(1, at_most), **common))
 
     def degrees(
-        self, entities: Sequence[NamedNode], *, at_most: int | None = None
+        self, entities: Sequence[NamedNode], *, at_most: int | None = None, window: bool = True
     ) -> dict[NamedNode, int]:
         """``degree`` of many entities: one query per ``DEGREE_BATCH``. With ``at_most``,
         a store in this process reads at most ``DEGREES_WINDOW`` edges of a batch at
         once, and only when a hub fills that window counts each entity up to the cap
-        (one cheap query each); an endpoint, where a query is a round trip, counts a
-        batch at once."""
+        (one cheap query each; at once without ``window``, for a caller that knows the
+        window would fill); an endpoint, where a query is a round trip, counts a batch
+        at once."""
         found: dict[NamedNode, int] = dict.fromkeys(entities, 0)
         unique = list(found)
         common = self._common_bindings()
         for start in range(0, len(unique), DEGREE_BATCH):
             batch = unique[start : start + DEGREE_BATCH]
             if at_most is not None and self.capabilities.in_process:
-                found.update(self._capped_batch(batch, max(1, at_most)))  # as ``degree``
+                cap = max(1, at_most)  # as ``degree``
+                if window:
+                    found.update(self._capped_batch(batch, cap))
+                else:
+                    found.update({e: self.degree(e, at_most=cap) for e in batch})
                 continue
             for row in self._select("degrees", entities=batch, **common):
                 node, count = row.get("e"), row.get("n")

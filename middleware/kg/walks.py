@@ -89,7 +89,7 @@ class RelationWalks:
         # here would come before it in GraphOperations' order and hide it
 
         def degrees(
-            self, entities: Sequence[NamedNode], *, at_most: int | None = None
+            self, entities: Sequence[NamedNode], *, at_most: int | None = None, window: bool = True
         ) -> dict[NamedNode, int]: ...
 
     @property
@@ -189,8 +189,9 @@ class RelationWalks:
         return _steps(rows)
 
     def _hubs(self, nodes: list[NamedNode]) -> list[NamedNode]:
-        """The nodes with at least ``SORT_WINDOW`` edges (each counted only up to it)."""
-        counts = self.degrees(nodes, at_most=SORT_WINDOW)
+        """The nodes with at least ``SORT_WINDOW`` edges (each counted only up to it, on
+        its own: their edges have just filled a window)."""
+        counts = self.degrees(nodes, at_most=SORT_WINDOW, window=False)
         return [node for node in nodes if counts[node] >= SORT_WINDOW]
 
     def _kept_hubs(self, nodes: list[NamedNode]) -> dict[NamedNode, tuple[RelationStep, ...]]:

@@ -95,3 +95,14 @@ def test_a_users_store_keeps_no_hub_it_cannot_see_change(tmp_path) -> None:  # t
     kg.relation_steps([drama, one])
     assert not kg.versions_every_change
     assert kg._kept_hubs([drama]) == {}
+
+
+def test_the_hubs_of_a_filled_window_are_counted_without_reading_it_again(
+    store: QueryLog,
+) -> None:
+    """The batch's edges just filled the steps window, so a window of its degrees would
+    fill too: each node is counted up to the hub threshold on its own."""
+    nodes = [store.named("Drama"), store.named("Small One"), store.named("Busy 0")]
+    store.texts.clear()
+    assert store._hubs(nodes) == [store.named("Drama")]
+    assert [t for t in store.texts if "COUNT(*)" in t and "GROUP BY ?e" in t] == []

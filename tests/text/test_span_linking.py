@@ -87,15 +87,8 @@ def test_search_profiles_link_exact_spans_with_one_lookup(oxigraph_server: str) 
     assert [(s, e.match) for s, e in found] == [("Kate Winslet", "exact"), ("Titanic", "exact")]
 
 
-def test_only_the_spans_kept_are_ranked(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Ranking reads every hit's degree; a span that a longer one covers is not kept,
-    so its hits are not ranked (at scale a short word names hundreds of entities)."""
-    kg = LocalStore(profile="metaqa")
-    kg.load_text(
-        "Athens|capital_of|Ancient Greece\nAthens|located_in|Greece\n"
-        "Sparta|part_of|Ancient History\n",
-        name="kb.txt",
-    )
+def _recorded_degrees(kg: LocalStore, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The IRIs whose degrees ``kg`` is asked for from now on."""
     looked_up: list[str] = []
     degrees = kg.degrees
 
@@ -104,6 +97,19 @@ def test_only_the_spans_kept_are_ranked(monkeypatch: pytest.MonkeyPatch) -> None
         return degrees(entities, at_most=at_most)
 
     monkeypatch.setattr(kg, "degrees", recording)
+    return looked_up
+
+
+def test_only_the_spans_kept_are_ranked(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ranking reads the degrees of tied hits; a span that a longer one covers is not
+    kept, so its hits are not ranked (at scale a short word names hundreds of entities)."""
+    kg = LocalStore(profile="metaqa")
+    kg.load_text(
+        "Athens|capital_of|Ancient Greece\nAthens|located_in|Greece\n"
+        "Sparta|part_of|Ancient History\n",
+        name="kb.txt",
+    )
+    looked_up = _recorded_degrees(kg, monkeypatch)
     found = EntityLinker(kg, variants=False).span_entities(
         "was athens in ancient greece", per_span=5
     )
@@ -138,14 +144,7 @@ def _copies_graph() -> LocalStore:
 
 def test_a_tie_below_the_first_hits_reads_no_degrees(monkeypatch: pytest.MonkeyPatch) -> None:
     kg = _copies_graph()
-    looked_up: list[str] = []
-    degrees = kg.degrees
-
-    def recording(entities: list, *, at_most: int | None = None) -> dict:  # type: ignore[type-arg]
-        looked_up.extend(e.value for e in entities)
-        return degrees(entities, at_most=at_most)
-
-    monkeypatch.setattr(kg, "degrees", recording)
+    looked_up = _recorded_degrees(kg, monkeypatch)
     linker = EntityLinker(kg)
     assert [e.iri.value for e in linker.link("gossip girl", limit=1)] == ["http://example.org/gg"]
     assert looked_up == []

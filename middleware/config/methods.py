@@ -130,6 +130,11 @@ class QSMSettings(MethodTable):
         minimum=1,
         maximum=10_000,
     )
+    spread_hubs: bool = setting(
+        True,
+        "QSM: read a hub's neighbours (2,000 edges or more, in a store in this process) "
+        "a few from each of its relations, not from a sample of its commonest one.",
+    )
     max_entities: int = setting(
         12, "QSM: most linked entities per source whose neighbourhoods are fetched.", minimum=1
     )

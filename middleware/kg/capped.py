@@ -23,7 +23,8 @@ from typing import Generic, TypeVar
 
 from pyoxigraph import NamedNode
 
-from middleware.kg.base import MAX_LIMIT, Direction, KnowledgeGraph, Path, Triple
+from middleware.kg.base import MAX_LIMIT, SORT_WINDOW, Direction, KnowledgeGraph, Path, Triple
+from middleware.kg.spread import spread_neighbors
 
 T = TypeVar("T")
 
@@ -35,6 +36,7 @@ class Capped(Generic[T]):
     items: list[T]
     cut: bool
     cap: int
+    spread: int = 0  # the relations a hub's read was spread over (0: not spread)
 
 
 def _ask(cap: int) -> int:
@@ -46,10 +48,23 @@ def _capped(items: list[T], cap: int) -> Capped[T]:
 
 
 def neighbors_capped(
-    graph: KnowledgeGraph, entity: NamedNode, cap: int, direction: Direction = "both"
+    graph: KnowledgeGraph,
+    entity: NamedNode,
+    cap: int,
+    direction: Direction = "both",
+    *,
+    spread: bool = False,
 ) -> Capped[Triple]:
-    """At most ``cap`` triples around ``entity`` (the graph's order), and whether more exist."""
-    return _capped(graph.neighbors(entity, direction=direction, limit=_ask(cap)), cap)
+    """At most ``cap`` triples around ``entity`` (the graph's order), and whether more
+    exist. With ``spread``, a hub's (``SORT_WINDOW`` edges or more, in a store in this
+    process) are taken in turn from each of its relations (``kg/spread.py``)."""
+    read = _capped(graph.neighbors(entity, direction=direction, limit=_ask(cap)), cap)
+    if not (spread and read.cut and graph.capabilities.in_process):
+        return read
+    if graph.degree(entity, at_most=SORT_WINDOW) < SORT_WINDOW:
+        return read
+    triples, relations = spread_neighbors(graph, entity, cap, direction)
+    return Capped(triples, True, cap, relations)
 
 
 def follow_capped(

@@ -126,16 +126,21 @@ def neighbourhood(
     verbalizer: Verbalizer | None = None,
     cuts: list[str] | None = None,
     setting: str = "neighbors_per_entity",
+    spread: bool = False,
 ) -> list[BaseTriple]:
     """The 1-hop neighbourhoods (in and out, ``per_entity`` triples each) as base triples;
-    label and ignored predicates left out, repeats dropped, graph order kept. A note per
+    label and ignored predicates left out, repeats dropped, graph order kept; with
+    ``spread``, a hub's spread over its relations (``kg/spread.py``). A note per
     entity whose neighbourhood passed ``per_entity`` (the ``setting`` named) goes to ``cuts``."""
     verbalizer = verbalizer or Verbalizer(graph)
     seen: dict[tuple[str, str, str], Triple] = {}
     for iri in entities:
-        read = neighbors_capped(graph, iri, per_entity)
+        read = neighbors_capped(graph, iri, per_entity, spread=spread)
         if read.cut and cuts is not None:
-            cuts.append(cut_note("triples", verbalizer.name(iri), per_entity, setting))
+            note = cut_note("triples", verbalizer.name(iri), per_entity, setting)
+            if read.spread:
+                note += f"; a hub: spread over its {read.spread} relations"
+            cuts.append(note)
         for triple in read.items:
             if verbalizer.keep(triple):
                 seen.setdefault(triple.key(), triple)

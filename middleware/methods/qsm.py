@@ -95,6 +95,7 @@ class QSM(MethodBase):
                 verbalizer=self.verbalizer(graph),
                 cuts=cuts,
                 setting="qsm_neighbors_per_entity",
+                spread=config.spread_hubs,
             )
 
         with run.step("base_graph") as step:

@@ -133,7 +133,7 @@ class QSMSettings(MethodTable):
     spread_hubs: bool = setting(
         True,
         "QSM: read a hub's neighbours (2,000 edges or more, in a store in this process) "
-        "a few from each of its relations, not from a sample of its commonest one.",
+        "from each of its relations in turn, not as one sample of its edges.",
     )
     max_entities: int = setting(
         12, "QSM: most linked entities per source whose neighbourhoods are fetched.", minimum=1

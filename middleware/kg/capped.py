@@ -56,14 +56,17 @@ def neighbors_capped(
     spread: bool = False,
 ) -> Capped[Triple]:
     """At most ``cap`` triples around ``entity`` (the graph's order), and whether more
-    exist. With ``spread``, a hub's (``SORT_WINDOW`` edges or more, in a store in this
-    process) are taken in turn from each of its relations (``kg/spread.py``)."""
+    exist. With ``spread``, both directions, and a hub (``SORT_WINDOW`` edges or more,
+    in a store in this process) of two relations or more, they are taken in turn from
+    each of its relations (``kg/spread.py``); ``spread`` says over how many."""
     read = _capped(graph.neighbors(entity, direction=direction, limit=_ask(cap)), cap)
-    if not (spread and read.cut and graph.capabilities.in_process):
+    if not (spread and direction == "both" and read.cut and graph.capabilities.in_process):
         return read
     if graph.degree(entity, at_most=SORT_WINDOW) < SORT_WINDOW:
         return read
-    triples, relations = spread_neighbors(graph, entity, cap, direction)
+    triples, relations = spread_neighbors(graph, entity, cap)
+    if relations < 2:  # one relation: one sample of it for another
+        return read
     return Capped(triples, True, cap, relations)
 
 

@@ -139,7 +139,7 @@ def neighbourhood(
         if read.cut and cuts is not None:
             note = cut_note("triples", verbalizer.name(iri), per_entity, setting)
             if read.spread:
-                note += f"; a hub: spread over its {read.spread} relations"
+                note += f"; a hub: read from {read.spread} of its relations in turn"
             cuts.append(note)
         for triple in read.items:
             if verbalizer.keep(triple):

@@ -35,9 +35,9 @@ def spread_neighbors(
     each of its relations, and how many relations they hold. The triples come relation
     by relation, outgoing ones first, then by predicate; within a relation in the
     engine's order by the other end, as ``follow`` gives them."""
-    steps = sorted(graph.relation_steps([entity]), key=lambda s: (not s[1], s[0].value))
     if cap <= 0:
         return [], 0
+    steps = sorted(graph.relation_steps([entity]), key=lambda s: (not s[1], s[0].value))
     # up to the cap from each relation, so the rarer ones' share goes to the others
     per_step = [
         [walk.hops[0].triple for walk in graph.follow(entity, (step,), limit=cap, window=cap)]

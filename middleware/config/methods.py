@@ -315,6 +315,11 @@ class KSLSettings(MethodTable):
         minimum=1,
         maximum=10_000,
     )
+    spread_hubs: bool = setting(
+        True,
+        "KSL: read a hub's neighbours (2,000 edges or more, in a store in this process) "
+        "from each of its relations in turn, not as one sample of its edges.",
+    )
     max_hops: int = setting(
         2,
         "KSL, multiple choice: the subgraph is the nodes on paths of at most this many "

@@ -84,6 +84,10 @@ def paths_capped(
     return _capped(graph.paths(a, b, max_hops=max_hops, limit=_ask(cap)), cap)
 
 
-def cut_note(what: str, where: str, cap: int, setting: str) -> str:
-    """A step note: what was read at ``where``, that more was cut, and the setting that caps it."""
-    return f"{where}: read {cap} {what}, more were cut (cap: {setting} = {cap})"
+def cut_note(what: str, where: str, cap: int, setting: str, *, spread: int = 0) -> str:
+    """A step note: what was read at ``where``, that more was cut, and the setting that
+    caps it; ``spread``: over how many of a hub's relations the read was spread."""
+    note = f"{where}: read {cap} {what}, more were cut (cap: {setting} = {cap})"
+    if spread:
+        note += f"; a hub: read from {spread} of its relations in turn"
+    return note

@@ -26,6 +26,10 @@ from __future__ import annotations
 from pyoxigraph import NamedNode
 
 from middleware.kg.base import KnowledgeGraph, Triple
+from middleware.kg.walks import RelationStep
+
+SPREAD_WINDOW = 100  # edges of one relation a read's sample is drawn from, at least
+SPREAD_ROUNDS = 3  # reads of the relations that filled their share, after the first
 
 
 def spread_neighbors(
@@ -34,23 +38,53 @@ def spread_neighbors(
     """At most ``cap`` triples around ``entity`` (both directions), taken in turn from
     each of its relations, and how many relations they hold. The triples come relation
     by relation, outgoing ones first, then by predicate; within a relation in the
-    engine's order by the other end, as ``follow`` gives them."""
+    order ``follow`` gives them from a window of ``max(n, SPREAD_WINDOW)`` edges.
+
+    Not every relation read up to the cap: first each relation's even share, then the
+    ones that filled theirs again, at a level raised by what the others left, a few
+    rounds, the last one raised by all that is left. Taking in turn never needs more
+    from one relation than that (``_taken_in_turn``), so the result is what reading
+    each relation up to the cap gives (the same where ``cap <= SPREAD_WINDOW``; past it
+    a relation's sample is drawn from a window of its own read), for a few times the
+    cap in rows, not the relations times the cap."""
     if cap <= 0:
         return [], 0
-    steps = sorted(graph.relation_steps([entity]), key=lambda s: (not s[1], s[0].value))
-    # up to the cap from each relation, so the rarer ones' share goes to the others
-    per_step = [
-        [walk.hops[0].triple for walk in graph.follow(entity, (step,), limit=cap, window=cap)]
-        for step in steps[:cap]
-    ]
-    counts = [0] * len(per_step)
-    taken = 0
-    for depth in range(cap):
-        for i, triples in enumerate(per_step):
-            if depth < len(triples) and taken < cap:
-                counts[i] += 1
-                taken += 1
-        if taken >= cap:
+    steps = sorted(graph.relation_steps([entity]), key=lambda s: (not s[1], s[0].value))[:cap]
+    if not steps:
+        return [], 0
+
+    def read(step: RelationStep, n: int) -> list[Triple]:
+        walks = graph.follow(entity, (step,), limit=n, window=max(n, SPREAD_WINDOW))
+        return [walk.hops[0].triple for walk in walks]
+
+    level = -(-cap // len(steps))
+    per_step = [read(step, level) for step in steps]
+    for round_ in range(1, SPREAD_ROUNDS + 1):
+        full = [i for i, triples in enumerate(per_step) if len(triples) == level]
+        left = cap - sum(len(triples) for triples in per_step)
+        if left <= 0 or not full:
             break
+        level += -(-left // len(full)) if round_ < SPREAD_ROUNDS else left
+        for i in full:
+            per_step[i] = read(steps[i], level)
+    counts = _taken_in_turn([len(triples) for triples in per_step], cap)
     chosen = [t for triples, n in zip(per_step, counts, strict=True) for t in triples[:n]]
     return chosen, sum(1 for n in counts if n)
+
+
+def _taken_in_turn(sizes: list[int], cap: int) -> list[int]:
+    """How many of each list one at a time from each in turn takes, up to ``cap`` in all.
+
+    >>> _taken_in_turn([1, 5, 2], 6)
+    [1, 3, 2]
+    """
+    counts = [0] * len(sizes)
+    taken = 0
+    for depth in range(cap):
+        for i, size in enumerate(sizes):
+            if depth < size and taken < cap:
+                counts[i] += 1
+                taken += 1
+        if taken >= cap or all(depth >= size for size in sizes):
+            break
+    return counts

@@ -137,10 +137,8 @@ def neighbourhood(
     for iri in entities:
         read = neighbors_capped(graph, iri, per_entity, spread=spread)
         if read.cut and cuts is not None:
-            note = cut_note("triples", verbalizer.name(iri), per_entity, setting)
-            if read.spread:
-                note += f"; a hub: read from {read.spread} of its relations in turn"
-            cuts.append(note)
+            name = verbalizer.name(iri)
+            cuts.append(cut_note("triples", name, per_entity, setting, spread=read.spread))
         for triple in read.items:
             if verbalizer.keep(triple):
                 seen.setdefault(triple.key(), triple)

@@ -4,11 +4,18 @@ question asks about is read even when thousands of edges of another come first."
 from __future__ import annotations
 
 import pytest
+from pyoxigraph import NamedNode
 
 from middleware.kg.backends.local import LocalStore
-from middleware.kg.base import SORT_WINDOW
+from middleware.kg.base import SORT_WINDOW, Triple
 from middleware.kg.capped import neighbors_capped
+from middleware.kg.spread import SPREAD_WINDOW, spread_neighbors
 from middleware.methods.collect import neighbourhood
+from middleware.methods.ksl.offer import neighbour_options
+from middleware.methods.registry import build_method
+from middleware.testing.llms import first_option_or
+from middleware.testing.methods import quick_settings
+from middleware.text.verbalize import Verbalizer
 
 FILMS = SORT_WINDOW + 100
 
@@ -75,3 +82,88 @@ def test_the_neighbourhood_note_says_the_hub_was_spread(kg: LocalStore) -> None:
     triples = neighbourhood(kg, [drama], per_entity=6, cuts=cuts, spread=True)
     assert _relations([b.triple for b in triples]) == {"has_genre", "has_tags", "written_by"}
     assert cuts and "read from 3 of its relations in turn" in cuts[0]
+
+
+def _one_pass(graph: LocalStore, entity: NamedNode, cap: int) -> list[Triple]:
+    """The spread read as first written: every relation read up to the cap, then taken
+    in turn (the reference the rounds of reads must equal where windows agree)."""
+    steps = sorted(graph.relation_steps([entity]), key=lambda s: (not s[1], s[0].value))
+    window = max(cap, SPREAD_WINDOW)
+    per_step = [
+        [w.hops[0].triple for w in graph.follow(entity, (s,), limit=cap, window=window)]
+        for s in steps[:cap]
+    ]
+    counts, taken = [0] * len(per_step), 0
+    for depth in range(cap):
+        for i, triples in enumerate(per_step):
+            if depth < len(triples) and taken < cap:
+                counts[i] += 1
+                taken += 1
+    return [t for triples, n in zip(per_step, counts, strict=True) for t in triples[:n]]
+
+
+@pytest.fixture(scope="module")
+def uneven() -> LocalStore:
+    """A hub whose relations range from one edge to thousands."""
+    sizes = {"has_genre": FILMS, "written_by": 700, "directed_by": 90, "has_tags": 7}
+    sizes |= {
+        f"rel_{c}": k
+        for c, k in zip("abcdefghij", (1, 2, 3, 5, 8, 13, 21, 34, 55, 120), strict=True)
+    }
+    lines = [f"Thing {p} {i:05d}|{p}|Hub" for p, k in sizes.items() for i in range(k)]
+    lines += [
+        f"Hub|out_{c}|Other {c} {i}"
+        for c, k in zip("xyz", (4, 150, 2), strict=True)
+        for i in range(k)
+    ]
+    store = LocalStore(profile="metaqa")
+    store.load_text("\n".join(lines) + "\n", name="kb.txt")
+    return store
+
+
+@pytest.mark.parametrize("cap", [1, 2, 5, 13, 17, 40, 64, 99, 100])
+def test_the_two_pass_read_equals_reading_every_relation_whole(
+    uneven: LocalStore, cap: int
+) -> None:
+    hub = uneven.search("Hub")[0].iri
+    triples, relations = spread_neighbors(uneven, hub, cap)
+    assert triples == _one_pass(uneven, hub, cap)
+    assert relations == len({(t.predicate, t.subject == hub) for t in triples})
+
+
+def test_a_large_cap_reads_about_twice_the_cap_not_every_relation_up_to_it(
+    uneven: LocalStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    hub = uneven.search("Hub")[0].iri
+    read: list[int] = []
+    follow = LocalStore.follow
+
+    def counted(self: LocalStore, *args: object, **kwargs: object) -> list:  # type: ignore[type-arg]
+        walks = follow(self, *args, **kwargs)  # type: ignore[arg-type]
+        read.append(max(int(kwargs["window"]), int(kwargs["limit"])))  # type: ignore[call-overload]
+        return walks
+
+    monkeypatch.setattr(LocalStore, "follow", counted)
+    triples, relations = spread_neighbors(uneven, hub, 2_000)
+    assert len(triples) == 2_000 and relations == 17
+    assert sum(read) <= 3 * 2_000 + 17 * SPREAD_WINDOW, sum(read)  # not 17 relations x 2,000
+
+
+def test_ksl_offers_each_of_a_hubs_relations_and_says_it_spread_the_read(kg: LocalStore) -> None:
+    drama = kg.search("Drama")[0].iri
+    read = neighbour_options(kg, drama, Verbalizer(kg), visited=set(), limit=10, spread=True)
+    assert read.spread == 3 and {o.steps[0][0].value.rsplit("/", 1)[-1] for o in read.items} == {
+        "has_genre",
+        "has_tags",
+        "written_by",
+    }
+    settings = quick_settings().replace(ksl_neighbor_limit=10)
+    method = build_method("ksl", settings, first_option_or("Drama Queen"), kg)
+    result = method.run("Which film was written by Drama?")
+    notes = [n for step in result.steps for n in step.notes]
+    assert any(
+        "Drama: read 10 neighbour triples" in n and "3 of its relations" in n for n in notes
+    ), notes
+    plain = build_method("ksl", settings.replace(ksl_spread_hubs=False), first_option_or("x"), kg)
+    notes = [n for step in plain.run("Which film was written by Drama?").steps for n in step.notes]
+    assert not any("of its relations" in n for n in notes), notes

@@ -125,6 +125,7 @@ class KnowledgeSolver(MethodBase):
                 verbalizer,
                 visited=visited,
                 limit=self.config.neighbor_limit,
+                spread=self.config.spread_hubs,
             )
 
         return options

@@ -83,13 +83,15 @@ def neighbour_options(
     *,
     visited: Collection[Term],
     limit: int,
+    spread: bool = False,
 ) -> Capped[Option]:
     """Options for every neighbour of ``entity`` not yet visited (at most ``limit``
-    triples read; ``cut`` when the entity has more)."""
-    read = neighbors_capped(graph, entity, limit)
+    triples read; ``cut`` when the entity has more). ``spread``: a hub's are read from
+    each of its relations in turn (``kg/capped.py``)."""
+    read = neighbors_capped(graph, entity, limit, spread=spread)
     hops = [Hop(t, forward=t.subject == entity) for t in read.items if verbalizer.keep(t)]
     options = hop_options([h for h in hops if h.end not in visited], verbalizer)
-    return Capped(options, read.cut, read.cap)
+    return Capped(options, read.cut, read.cap, read.spread)
 
 
 @dataclass

@@ -174,9 +174,10 @@ class Walker:
         offer = self._offer(walk, current, read.items, prefix, planned, stop=stop)
         if read.cut:
             where = self.verbalizer.name(current)
-            offer.notes.insert(
-                0, cut_note("neighbour triples", where, read.cap, "ksl_neighbor_limit")
+            note = cut_note(
+                "neighbour triples", where, read.cap, "ksl_neighbor_limit", spread=read.spread
             )
+            offer.notes.insert(0, note)
         return offer
 
     def _offer(

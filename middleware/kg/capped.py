@@ -57,17 +57,18 @@ def neighbors_capped(
 ) -> Capped[Triple]:
     """At most ``cap`` triples around ``entity`` (the graph's order), and whether more
     exist. With ``spread``, both directions, and a hub (``SORT_WINDOW`` edges or more,
-    in a store in this process) of two relations or more, they are taken in turn from
-    each of its relations (``kg/spread.py``); ``spread`` says over how many."""
-    read = _capped(graph.neighbors(entity, direction=direction, limit=_ask(cap)), cap)
-    if not (spread and direction == "both" and read.cut and graph.capabilities.in_process):
-        return read
-    if graph.degree(entity, at_most=SORT_WINDOW) < SORT_WINDOW:
-        return read
-    triples, relations = spread_neighbors(graph, entity, cap)
-    if relations < 2:  # one relation: one sample of it for another
-        return read
-    return Capped(triples, True, cap, relations)
+    and more than ``cap``, counted first; in a store in this process) of two relations
+    or more, they are taken in turn from each of its relations (``kg/spread.py``);
+    ``spread`` says over how many."""
+    if spread and direction == "both" and graph.capabilities.in_process:
+        # a hub is known from a capped count first: its plain read (a window of
+        # ``SORT_WINDOW`` edges, sorted) would be thrown away for the spread one
+        hub = max(SORT_WINDOW, cap + 1)
+        if graph.degree(entity, at_most=hub) >= hub:
+            triples, relations = spread_neighbors(graph, entity, cap)
+            if relations >= 2:  # one relation: one sample of it for another
+                return Capped(triples, True, cap, relations)
+    return _capped(graph.neighbors(entity, direction=direction, limit=_ask(cap)), cap)
 
 
 def follow_capped(

@@ -3,6 +3,8 @@ question asks about is read even when thousands of edges of another come first."
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from pyoxigraph import NamedNode
 
@@ -167,3 +169,25 @@ def test_ksl_offers_each_of_a_hubs_relations_and_says_it_spread_the_read(kg: Loc
     plain = build_method("ksl", settings.replace(ksl_spread_hubs=False), first_option_or("x"), kg)
     notes = [n for step in plain.run("Which film was written by Drama?").steps for n in step.notes]
     assert not any("of its relations" in n for n in notes), notes
+
+
+def test_a_hubs_spread_read_skips_the_plain_sample_it_would_throw_away(
+    kg: LocalStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A hub is known from a capped count before any read: its plain read (a window of
+    2,000 edges sorted) would only be thrown away for the spread one."""
+    drama = kg.search("Drama")[0].iri
+    expected = neighbors_capped(kg, drama, 10, spread=True)
+    plain_reads: list[object] = []
+    neighbors = LocalStore.neighbors
+
+    def counted(self: LocalStore, *args: Any, **kwargs: Any) -> list[Triple]:
+        plain_reads.append(args)
+        return neighbors(self, *args, **kwargs)
+
+    monkeypatch.setattr(LocalStore, "neighbors", counted)
+    assert neighbors_capped(kg, drama, 10, spread=True) == expected
+    assert plain_reads == []
+    small = kg.search("Small")[0].iri
+    assert neighbors_capped(kg, small, 5, spread=True) == neighbors_capped(kg, small, 5)
+    assert plain_reads

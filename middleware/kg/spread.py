@@ -28,8 +28,8 @@ from pyoxigraph import NamedNode
 from middleware.kg.base import KnowledgeGraph, Triple
 from middleware.kg.walks import RelationStep
 
-SPREAD_WINDOW = 100  # edges of one relation a read's sample is drawn from, at least
-SPREAD_ROUNDS = 3  # reads of the relations that filled their share, after the first
+SPREAD_WINDOW = 100  # edges of one relation a sample is drawn from, at least (at most the cap)
+SPREAD_ROUNDS = 3  # reads again of the relations that can give more, after the first
 
 
 def spread_neighbors(
@@ -37,39 +37,64 @@ def spread_neighbors(
 ) -> tuple[list[Triple], int]:
     """At most ``cap`` triples around ``entity`` (both directions), taken in turn from
     each of its relations, and how many relations they hold. The triples come relation
-    by relation, outgoing ones first, then by predicate; within a relation in the
-    order ``follow`` gives them from a window of ``max(n, SPREAD_WINDOW)`` edges.
+    by relation, outgoing ones first, then by predicate; within a relation, the first
+    ``n`` that ``follow`` gives from a window of ``max(n, min(cap, SPREAD_WINDOW))``
+    edges (``n``: how many the relation is read for).
 
-    Not every relation read up to the cap: first each relation's even share, then the
-    ones that filled theirs again, at a level raised by what the others left, a few
-    rounds, the last one raised by all that is left. Taking in turn never needs more
-    from one relation than that (``_taken_in_turn``), so the result is what reading
-    each relation up to the cap gives (the same where ``cap <= SPREAD_WINDOW``; past it
-    a relation's sample is drawn from a window of its own read), for a few times the
-    cap in rows, not the relations times the cap."""
+    With ``cap <= SPREAD_WINDOW`` each relation is read once, up to the cap. Past it,
+    the first read is each relation's even share (at least ``SPREAD_WINDOW``); then the
+    relations that may hold more are read again up to the level that taking in turn
+    would reach were they endless (``_water_level``), for at most ``SPREAD_ROUNDS``
+    rounds. Each round reads about the cap in rows, so the cost is a few times the cap
+    plus ``SPREAD_WINDOW`` per relation, not the relations times the cap. In a rare
+    staircase of relation sizes that the rounds do not settle, fewer than ``cap``
+    triples come back although more exist."""
     if cap <= 0:
         return [], 0
     steps = sorted(graph.relation_steps([entity]), key=lambda s: (not s[1], s[0].value))[:cap]
     if not steps:
         return [], 0
+    floor = min(cap, SPREAD_WINDOW)
 
     def read(step: RelationStep, n: int) -> list[Triple]:
-        walks = graph.follow(entity, (step,), limit=n, window=max(n, SPREAD_WINDOW))
+        walks = graph.follow(entity, (step,), limit=n, window=max(n, floor))
         return [walk.hops[0].triple for walk in walks]
 
-    level = -(-cap // len(steps))
-    per_step = [read(step, level) for step in steps]
-    for round_ in range(1, SPREAD_ROUNDS + 1):
-        full = [i for i, triples in enumerate(per_step) if len(triples) == level]
-        left = cap - sum(len(triples) for triples in per_step)
-        if left <= 0 or not full:
+    asked = [max(-(-cap // len(steps)), floor)] * len(steps)
+    per_step = [read(step, n) for step, n in zip(steps, asked, strict=True)]
+    for _ in range(SPREAD_ROUNDS):
+        open_ = {i for i, triples in enumerate(per_step) if len(triples) == asked[i]}
+        level = _water_level([len(triples) for triples in per_step], open_, cap)
+        short = [i for i in sorted(open_) if asked[i] < level]
+        if not short:
             break
-        level += -(-left // len(full)) if round_ < SPREAD_ROUNDS else left
-        for i in full:
-            per_step[i] = read(steps[i], level)
+        for i in short:
+            per_step[i], asked[i] = read(steps[i], level), level
     counts = _taken_in_turn([len(triples) for triples in per_step], cap)
     chosen = [t for triples, n in zip(per_step, counts, strict=True) for t in triples[:n]]
     return chosen, sum(1 for n in counts if n)
+
+
+def _water_level(sizes: list[int], open_: set[int], cap: int) -> int:
+    """How deep taking in turn goes for ``cap`` items, were the lists in ``open_``
+    endless: the smallest level at which the lists give ``cap`` (the cap itself when
+    even that is short).
+
+    >>> _water_level([1, 5, 2], {1}, 6)
+    3
+    """
+
+    def given(level: int) -> int:
+        return sum(level if i in open_ else min(size, level) for i, size in enumerate(sizes))
+
+    low, high = 1, max(1, cap)
+    while low < high:
+        middle = (low + high) // 2
+        if given(middle) >= cap:
+            high = middle
+        else:
+            low = middle + 1
+    return low
 
 
 def _taken_in_turn(sizes: list[int], cap: int) -> list[int]:
@@ -77,14 +102,16 @@ def _taken_in_turn(sizes: list[int], cap: int) -> list[int]:
 
     >>> _taken_in_turn([1, 5, 2], 6)
     [1, 3, 2]
+    >>> _taken_in_turn([1, 5, 2], 100)
+    [1, 5, 2]
     """
-    counts = [0] * len(sizes)
-    taken = 0
-    for depth in range(cap):
-        for i, size in enumerate(sizes):
-            if depth < size and taken < cap:
-                counts[i] += 1
-                taken += 1
-        if taken >= cap or all(depth >= size for size in sizes):
-            break
+    if sum(sizes) <= cap:
+        return list(sizes)
+    level = _water_level(sizes, set(), cap)  # the layer in which the cap is reached
+    counts = [min(size, level - 1) for size in sizes]
+    left = cap - sum(counts)
+    for i, size in enumerate(sizes):  # that layer, in order, until the cap
+        if left and size >= level:
+            counts[i] += 1
+            left -= 1
     return counts

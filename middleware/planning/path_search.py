@@ -15,7 +15,9 @@ Then, with the ``sparql/mine_links.rq`` lookup between two bounded sets of entit
   end; at 100 copies of FB15k-237 every such ring fills its window, at one copy few do).
 
 A path is found whenever its inner entities are among the neighbours read: always when
-neither end is a hub past ``cap``, and through a hub end when the other end is not.
+neither end is a hub past ``cap``; through a hub end when the other end's second ring
+fits its window (a hub among the other end's neighbours can fill it, in the store's
+order, before the ring reaches the path).
 Every query is counted against a ``SearchBudget`` (queries and seconds per question),
 which raises ``SearchBudgetSpent`` between queries.
 
@@ -44,7 +46,9 @@ from middleware.kg.terms import Term
 from middleware.kg.walks import RelationPath, RelationStep
 
 CAP = 200  # edges read each way around an end (setting plan_mine_cap)
-RING_PER_NODE = 50  # edges of the second ring read per edge around an end, on average
+# the second ring's window, per edge read around an end: one window for the whole ring
+# (cap x 50 = 10,000 edges), which a hub among the ring's nodes can fill by itself
+RING_PER_NODE = 50
 LINKS_PER_QUERY = 20_000  # rows of one lookup between two sets (cap x cap pairs at most)
 PAIRS_PER_QUERY = 5_000  # pairs of entities one lookup query checks
 

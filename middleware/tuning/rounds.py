@@ -133,6 +133,7 @@ class PathRounds:
             self.verbalizer,
             visited=visited,
             limit=self.config.neighbor_limit,
+            spread=self.config.spread_hubs,
         ).items
 
     def offer(

@@ -3,6 +3,7 @@ question asks about is read even when thousands of edges of another come first."
 
 from __future__ import annotations
 
+import random
 from typing import Any
 
 import pytest
@@ -11,7 +12,7 @@ from pyoxigraph import NamedNode
 from middleware.kg.backends.local import LocalStore
 from middleware.kg.base import SORT_WINDOW, Triple
 from middleware.kg.capped import neighbors_capped
-from middleware.kg.spread import SPREAD_WINDOW, spread_neighbors
+from middleware.kg.spread import SPREAD_ROUNDS, SPREAD_WINDOW, _taken_in_turn, spread_neighbors
 from middleware.methods.collect import neighbourhood
 from middleware.methods.ksl.offer import neighbour_options
 from middleware.methods.registry import build_method
@@ -87,12 +88,12 @@ def test_the_neighbourhood_note_says_the_hub_was_spread(kg: LocalStore) -> None:
 
 
 def _one_pass(graph: LocalStore, entity: NamedNode, cap: int) -> list[Triple]:
-    """The spread read as first written: every relation read up to the cap, then taken
-    in turn (the reference the rounds of reads must equal where windows agree)."""
+    """The spread read as first written: every relation read up to the cap (from a
+    window of the cap), then taken in turn; the reference for caps up to
+    ``SPREAD_WINDOW``."""
     steps = sorted(graph.relation_steps([entity]), key=lambda s: (not s[1], s[0].value))
-    window = max(cap, SPREAD_WINDOW)
     per_step = [
-        [w.hops[0].triple for w in graph.follow(entity, (s,), limit=cap, window=window)]
+        [w.hops[0].triple for w in graph.follow(entity, (s,), limit=cap, window=cap)]
         for s in steps[:cap]
     ]
     counts, taken = [0] * len(per_step), 0
@@ -124,7 +125,7 @@ def uneven() -> LocalStore:
 
 
 @pytest.mark.parametrize("cap", [1, 2, 5, 13, 17, 40, 64, 99, 100])
-def test_the_two_pass_read_equals_reading_every_relation_whole(
+def test_up_to_the_spread_window_the_read_equals_reading_every_relation_up_to_the_cap(
     uneven: LocalStore, cap: int
 ) -> None:
     hub = uneven.search("Hub")[0].iri
@@ -133,22 +134,61 @@ def test_the_two_pass_read_equals_reading_every_relation_whole(
     assert relations == len({(t.predicate, t.subject == hub) for t in triples})
 
 
-def test_a_large_cap_reads_about_twice_the_cap_not_every_relation_up_to_it(
-    uneven: LocalStore, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    hub = uneven.search("Hub")[0].iri
-    read: list[int] = []
+def _rows_read(
+    graph: LocalStore, hub: NamedNode, cap: int, monkeypatch: pytest.MonkeyPatch
+) -> tuple[int, list[Triple]]:
+    """At most the rows the spread read's queries came back with (a read short of its
+    limit holds the whole relation; else, its window), and its triples."""
+    rows: list[int] = []
     follow = LocalStore.follow
 
-    def counted(self: LocalStore, *args: object, **kwargs: object) -> list:  # type: ignore[type-arg]
-        walks = follow(self, *args, **kwargs)  # type: ignore[arg-type]
-        read.append(max(int(kwargs["window"]), int(kwargs["limit"])))  # type: ignore[call-overload]
+    def counted(self: LocalStore, *args: Any, **kwargs: Any) -> list[Any]:
+        walks = follow(self, *args, **kwargs)
+        whole = len(walks) < int(kwargs["limit"])
+        rows.append(len(walks) if whole else int(kwargs["window"]))
         return walks
 
     monkeypatch.setattr(LocalStore, "follow", counted)
-    triples, relations = spread_neighbors(uneven, hub, 2_000)
-    assert len(triples) == 2_000 and relations == 17
-    assert sum(read) <= 3 * 2_000 + 17 * SPREAD_WINDOW, sum(read)  # not 17 relations x 2,000
+    triples, _ = spread_neighbors(graph, hub, cap)
+    monkeypatch.undo()
+    return sum(rows), triples
+
+
+def test_a_large_cap_reads_a_few_times_the_cap_not_every_relation_up_to_it(
+    uneven: LocalStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    hub = uneven.search("Hub")[0].iri
+    rows, triples = _rows_read(uneven, hub, 2_000, monkeypatch)
+    assert len(triples) == 2_000 and len({(t.predicate, t.subject == hub) for t in triples}) == 17
+    assert rows <= (SPREAD_ROUNDS + 1) * 2_000 + 17 * SPREAD_WINDOW, rows
+
+
+def test_a_staircase_of_relation_sizes_still_costs_a_few_times_the_cap(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Relations of 1, 2, 3, ... 120 edges (7,260 in all): each round of reads again
+    settles only some, yet the rounds are few and each reads about the cap."""
+    lines = [f"Thing {k} {i}|rel_{k:03d}|Hub" for k in range(1, 121) for i in range(k)]
+    store = LocalStore(profile="metaqa")
+    store.load_text("\n".join(lines) + "\n", name="kb.txt")
+    hub = store.search("Hub")[0].iri
+    rows, triples = _rows_read(store, hub, 2_000, monkeypatch)
+    assert 1_900 <= len(triples) <= 2_000
+    assert rows <= (SPREAD_ROUNDS + 1) * 2_000 + 120 * SPREAD_WINDOW, rows
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_taking_in_turn_counts_as_one_at_a_time_would(seed: int) -> None:
+    rng = random.Random(seed)
+    sizes = [rng.choice([0, 1, 2, 5, 40, 300]) for _ in range(rng.randint(1, 12))]
+    cap = rng.randint(1, 400)
+    counts, taken = [0] * len(sizes), 0
+    while taken < cap and any(c < s for c, s in zip(counts, sizes, strict=True)):
+        for i, size in enumerate(sizes):
+            if counts[i] < size and taken < cap:
+                counts[i] += 1
+                taken += 1
+    assert _taken_in_turn(sizes, cap) == counts
 
 
 def test_ksl_offers_each_of_a_hubs_relations_and_says_it_spread_the_read(kg: LocalStore) -> None:

@@ -249,9 +249,14 @@ def test_multiple_choice_shows_the_choices_and_stops_on_the_answer(films: LocalS
     ]
 
 
-def test_examples_are_the_rounds_the_walk_sends(films: LocalStore) -> None:
+@pytest.mark.parametrize("produced", [0, 2_100], ids=["plain", "topic-is-a-hub"])
+def test_examples_are_the_rounds_the_walk_sends(produced: int) -> None:
     """A walk that picks each example's output sends each example's prompt, few-shot
-    examples aside."""
+    examples aside; also where the topic is a hub, whose neighbours both read spread
+    over its relations (``ksl_spread_hubs``)."""
+    films = LocalStore(profile="metaqa", name="films")
+    made = "".join(f"Made {i:05d}|produced_by|Michael Mann\n" for i in range(produced))
+    films.load_text(FILMS + made, name="kb.txt")
     data = builder(films, seed=2)
     done = data.export(ACTORS)  # one path: Heat, then De Niro
     picks = [(e.input.rsplit("At: ", 1)[1].split("\n", 1)[0], e.output) for e in done.examples]

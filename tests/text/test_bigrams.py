@@ -36,21 +36,31 @@ def test_the_candidates_hold_every_label_that_reaches_the_cutoff(cutoff: float) 
             mention, keys, scorer=fuzz.ratio, limit=None, score_cutoff=cutoff
         )
         chosen = pairs.candidates(mention, cutoff)
-        if chosen is None:
-            continue
+        assert chosen is not None
         filtered_somewhere = filtered_somewhere or len(chosen) < len(keys)
         assert {i for _, _, i in everything} <= set(chosen), mention
         subset = [keys[i] for i in chosen]
         found = process.extract(mention, subset, scorer=fuzz.ratio, limit=None, score_cutoff=cutoff)
         assert [(k, s) for k, s, _ in found] == [(k, s) for k, s, _ in everything]
-    assert filtered_somewhere or cutoff < 85  # a low cutoff bounds nothing
+    assert filtered_somewhere
 
 
-def test_a_short_mention_or_no_cutoff_scores_every_label() -> None:
-    pairs = Bigrams(["heat", "the heat", "michael mann"])
-    assert pairs.candidates("hat", 85.0) is None
-    assert pairs.candidates("michael mann", 0.0) is None
+def test_a_short_mention_scores_the_labels_of_a_length_within_reach() -> None:
+    pairs = Bigrams(["heat", "the heat", "michael mann", "hot"])
+    # lengths 3-4 only; at 4 the pair bound excludes nothing, at 3 it needs both pairs
+    assert pairs.candidates("hat", 85.0) == [0]
+    assert pairs.candidates("michael mann", 0.0) is None  # no cutoff: every label
     assert pairs.candidates("qwertyuiopas", 85.0) == []  # no label holds its pairs
+
+
+def test_labels_too_long_or_short_to_reach_the_cutoff_are_not_candidates() -> None:
+    # numbered copies of one name, as a graph copied many times labels them
+    keys = ["paris", *(f"paris {i}" for i in range(1, 300)), "pari", "parisx"]
+    chosen = Bigrams(keys).candidates("paris", 85.0)
+    assert chosen is not None
+    assert [keys[i] for i in chosen] == ["paris", "pari", "parisx"]
+    everything = process.extract("paris", keys, scorer=fuzz.ratio, limit=None, score_cutoff=85.0)
+    assert {i for _, _, i in everything} <= set(chosen)
 
 
 def test_threads_searching_first_build_the_pairs_once(monkeypatch: pytest.MonkeyPatch) -> None:

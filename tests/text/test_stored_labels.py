@@ -282,6 +282,28 @@ def test_the_pair_lists_are_kept_and_a_damaged_file_derived_again(tmp_path: Path
     assert StoredPairsFile(pairs).size == len(memory.folded_keys())
 
 
+def test_pair_lists_of_an_older_format_are_derived_again(tmp_path: Path) -> None:
+    import sqlite3
+
+    rows = labelled_rows(400)
+    build(rows, tmp_path / "kgmw-labels-x.sqlite", language=None)
+    pairs = tmp_path / "kgmw-pairs-x.sqlite"
+    with sqlite3.connect(pairs) as db:  # the first format: one row per pair, no lengths
+        db.executescript(
+            "CREATE TABLE pairs(pair TEXT PRIMARY KEY, positions BLOB NOT NULL) WITHOUT ROWID;"
+            "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;"
+            "INSERT INTO meta VALUES ('keys', '400');"
+        )
+    db.close()
+    index = StoredLabelIndex(tmp_path / "kgmw-labels-x.sqlite", tmp_path / "kgmw-variants-x.sqlite")
+    memory = LabelIndex(rows)
+    for mention in MENTIONS:
+        assert index.fuzzy(mention, cutoff=85.0, limit=5) == memory.fuzzy(
+            mention, cutoff=85.0, limit=5
+        ), mention
+    assert StoredPairsFile(pairs).size == len(memory.folded_keys())
+
+
 def test_many_candidates_are_read_from_every_text_at_once(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

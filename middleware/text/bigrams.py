@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import math
 from array import array
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -90,17 +90,26 @@ def candidate_positions(mention: str, cutoff: float, postings: Postings) -> list
     return [int(i) for i in np.unique(np.concatenate(chosen))]
 
 
-def postings_of(keys: Iterable[str]) -> dict[tuple[str, int], array[int]]:
-    """For each pair of adjacent characters and label length, the positions of the keys
-    of that length holding it; ``EVERY`` holds every key of its length."""
-    postings: dict[tuple[str, int], array[int]] = {}
+def postings_of(keys: Sequence[str]) -> Iterator[tuple[str, int, np.ndarray[Any, Any]]]:
+    """For each label length and pair of adjacent characters, the positions (in order)
+    of the keys of that length holding it; ``EVERY`` holds every key of its length."""
+    by_length: dict[int, array[int]] = {}
     for position, key in enumerate(keys):
-        for pair in (EVERY, *pairs_of(key)):
-            found = postings.get((pair, len(key)))
-            if found is None:
-                found = postings[pair, len(key)] = array("i")
-            found.append(position)
-    return postings
+        found = by_length.get(len(key))
+        if found is None:
+            found = by_length[len(key)] = array("i")
+        found.append(position)
+    for length, positions in sorted(by_length.items()):
+        postings: dict[str, array[int]] = {}
+        for position in positions:
+            for pair in pairs_of(keys[position]):
+                held = postings.get(pair)
+                if held is None:
+                    held = postings[pair] = array("i")
+                held.append(position)
+        yield EVERY, length, np.frombuffer(positions, dtype=np.int32)
+        for pair, held in postings.items():
+            yield pair, length, np.frombuffer(held, dtype=np.int32)
 
 
 class Bigrams:
@@ -109,8 +118,8 @@ class Bigrams:
 
     def __init__(self, keys: Sequence[str]) -> None:
         self._postings: dict[str, dict[int, np.ndarray[Any, Any]]] = {}
-        for (pair, length), rows in postings_of(keys).items():
-            self._postings.setdefault(pair, {})[length] = np.frombuffer(rows, dtype=np.int32)
+        for pair, length, positions in postings_of(keys):
+            self._postings.setdefault(pair, {})[length] = positions
 
     def _of(self, pair: str, low: int, high: int) -> list[tuple[int, np.ndarray[Any, Any]]]:
         lengths = self._postings.get(pair, {})

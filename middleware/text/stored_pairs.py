@@ -44,14 +44,13 @@ CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
 def build_pairs(keys: list[str], target: Path) -> None:
     """Keep the pair lists of ``keys`` (by position, per label length) in the file
     ``target``."""
-    postings = postings_of(keys)
     with written(target) as db:
         db.executescript(_SCHEMA)
         db.executemany(
             "INSERT INTO pairs VALUES (?, ?, ?)",
             (
-                (pair, length, np.frombuffer(found, dtype=np.int32).astype("<i4").tobytes())
-                for (pair, length), found in postings.items()
+                (pair, length, positions.astype("<i4").tobytes())
+                for pair, length, positions in postings_of(keys)
             ),
         )
         db.execute("INSERT INTO meta VALUES ('keys', ?)", (str(len(keys)),))

@@ -19,24 +19,22 @@ from pyoxigraph import Literal, NamedNode
 
 from middleware.errors import BadRequest, EndpointError, NotFound, QueryRejected
 from middleware.kg.base import (
-    MAX_LIMIT,
     SORT_WINDOW,
     Capabilities,
     Direction,
     Entity,
-    Path,
     QueryResult,
     Triple,
     checked_limit,
-    turned,
 )
 from middleware.kg.degrees import DegreeCounts
 from middleware.kg.described import entity_of
 from middleware.kg.lookups import NOTHING, LabelLookups
 from middleware.kg.ordered_rows import Ordering, rows_in_order
+from middleware.kg.path_reads import PathSearch
 from middleware.kg.profiles import Profile
 from middleware.kg.remote_guard import refuse_extension_functions, refuse_service_words
-from middleware.kg.result_rows import path_of_row, path_order, predicate_of, subject_of
+from middleware.kg.result_rows import predicate_of, subject_of
 from middleware.kg.result_size import check_size, result_bytes
 from middleware.kg.sampling import EntitySampling
 from middleware.kg.sparql_guard import (
@@ -53,11 +51,9 @@ if TYPE_CHECKING:
     from middleware.kg.executors.caller_queries import CallerQueries
 
 LABEL_BATCH = 200
-PATHS_WINDOW = 20_000  # edges a path search reads around its start
-PATHS_WALKS = 200_000  # 2-step walks a 3-hop path search reads from its start
 
 
-class GraphOperations(LabelLookups, RelationWalks, DegreeCounts, EntitySampling, ABC):
+class GraphOperations(LabelLookups, RelationWalks, PathSearch, DegreeCounts, EntitySampling, ABC):
     """Graph operations over ``_execute``; subclasses provide the transport."""
 
     name: str
@@ -233,77 +229,6 @@ class GraphOperations(LabelLookups, RelationWalks, DegreeCounts, EntitySampling,
             ):
                 found.append(Triple(subject_of(row["s"]), predicate_of(row["p"]), node, self.name))
         return found
-
-    def paths(
-        self,
-        a: str | NamedNode,
-        b: str | NamedNode,
-        *,
-        max_hops: int | None = None,
-        limit: int | None = None,
-    ) -> list[Path]:
-        """The simple paths of at most ``max_hops`` (1-3) between ``a`` and ``b``.
-
-        Edges are followed in either direction and each hop records which way it was
-        walked. Shorter paths come first, in the order of the ``paths_N`` templates read
-        from ``a``; at most ``limit`` paths are returned. A search of 2 or 3 hops reads at
-        most ``PATHS_WINDOW`` edges around its start (and ``PATHS_WALKS`` 2-step walks for
-        3 hops), and finds every path when they fit; in a store in this process it
-        starts from ``b`` when only ``b`` fits, and between two larger hubs it reads a
-        sample of ``SORT_WINDOW`` edges.
-        """
-        start, end = to_iri(a), to_iri(b)
-        hops = self.default_max_hops if max_hops is None else max_hops
-        if not isinstance(hops, int) or not 1 <= hops <= 3:
-            raise BadRequest(f"max_hops must be 1, 2 or 3, got {hops!r}")
-        limit = checked_limit(self.paths_limit if limit is None else limit, "paths")
-        if start == end:
-            return []
-        found: list[Path] = []
-        here, there, window = start, end, PATHS_WINDOW  # longer: from the smaller end
-        for length in range(1, hops + 1):
-            wanted = limit - len(found)
-            if wanted <= 0:
-                break
-            if length == 2:
-                here, there, window = self._search_start(start, end)
-            rows = self._select(
-                f"paths_{length}",
-                a=here,
-                b=there,
-                # from the far end, all are read, to be cut in this end's order
-                limit=wanted if here == start else MAX_LIMIT,
-                window=window,
-                walks_window=PATHS_WALKS,
-                **self._common_bindings(),
-            )
-            paths = [path_of_row(row, here, there, length, self.name) for row in rows]
-            if here != start:
-                paths = sorted((turned(p) for p in paths), key=path_order)[:wanted]
-            found.extend(paths)
-        return found
-
-    def _search_start(self, a: NamedNode, b: NamedNode) -> tuple[NamedNode, NamedNode, int]:
-        """Where a path search of 2 or 3 hops starts, where it ends, and how many edges
-        it reads around its start. In a store in this process: from ``a`` unless ``a``
-        has more than ``PATHS_WINDOW`` edges (as the search reads them) and ``b`` not;
-        between two such hubs, a sample of ``SORT_WINDOW`` edges, as for neighbours and
-        walks. Elsewhere (a count is a round trip): from ``a``."""
-        if not self.capabilities.in_process:
-            return a, b, PATHS_WINDOW
-        if self._path_edges(a) <= PATHS_WINDOW:
-            return a, b, PATHS_WINDOW
-        if self._path_edges(b) <= PATHS_WINDOW:
-            return b, a, PATHS_WINDOW
-        return a, b, SORT_WINDOW
-
-    def _path_edges(self, node: NamedNode) -> int:
-        """The edges a path search reads around ``node``, counted up to one past the window."""
-        rows = self._select(
-            "path_edges_capped", entity=node, cap=PATHS_WINDOW + 1, **self._common_bindings()
-        )
-        value = rows[0].get("n") if rows else None
-        return int(value.value) if isinstance(value, Literal) else 0
 
     def labels(self, entities: Iterable[Term]) -> dict[Term, str]:
         """The best label of each entity (profile language first); literals label themselves."""

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from middleware.kg.base import SORT_WINDOW
-from middleware.kg.operations import PATHS_WALKS, PATHS_WINDOW
+from middleware.kg.path_reads import PATHS_WALKS, PATHS_WINDOW
 from middleware.testing.observed import QueryLog
 
 FILMS = PATHS_WINDOW + 100
@@ -98,3 +98,19 @@ def test_three_hops_from_a_small_end_next_to_a_hub_are_all_found(store: QueryLog
         "Film%2000002",
         "Film%2000004",
     }
+
+
+def test_a_nodes_edge_count_is_read_once_per_version(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    lines = [f"Film {i:05d}|has_genre|Drama" for i in range(50)]
+    lines += ["Film 00001|directed_by|Ann Hui", "Film 00002|directed_by|Bo Yang"]
+    kg = QueryLog.loaded(tmp_path / "store", lines, name="c")
+    drama, hui, yang = kg.named("Drama"), kg.named("Ann Hui"), kg.named("Bo Yang")
+    kg.texts.clear()
+    first = [kg.paths(drama, other, max_hops=2) for other in (hui, yang, hui)]
+    counted = [t for t in kg.texts if "COUNT(*)" in t]
+    assert len(counted) == 1, "Drama's edges counted once for its three searches"
+    kg.load_text("Film 00003|directed_by|Ann Hui\n", name="more.txt")
+    kg.texts.clear()
+    again = kg.paths(drama, hui, max_hops=2)
+    assert len([t for t in kg.texts if "COUNT(*)" in t]) == 1, "a load moves the version"
+    assert len(again) == len(first[0]) + 1

@@ -1,6 +1,7 @@
-"""The walks of a relation path, ordered here instead of in the engine (``ordered_rows.py``).
+"""The walks of a relation path and a node's neighbours, ordered here instead of in the
+engine (``ordered_rows.py``).
 
-A store in this process reads the window of walks unsorted and sorts them when every
+A store in this process reads the window of walks (or neighbours) unsorted and sorts them when every
 end is an IRI; a literal or blank node among them sends the query back to the engine
 wrapped in the ``ORDER BY``; an endpoint always gets that query. Each way, the walks
 are those the engine's ``ORDER BY`` gives.
@@ -84,6 +85,35 @@ def test_a_literal_among_the_ends_leaves_the_order_to_the_engine(store: LocalSto
     text = f"SELECT ?n1 WHERE {{ <{EX}mixed> <{P.value}> ?n1 }} ORDER BY ?n1 LIMIT 10"
     expected = [row["n1"] for row in store._select_text("follow_1", text)]
     assert len(ends) == 5 and [str(e) for e in ends] == [str(e) for e in expected]
+
+
+def engine_neighbours(kg: LocalStore, node: NamedNode, limit: int) -> list[tuple[str, str]]:
+    """The neighbours the engine's own ORDER BY gives (out, then in), as the templates
+    read them before the sort moved here."""
+    found = []
+    for side, keys in (("out", ("p", "o")), ("in", ("p", "s"))):
+        text = kg.templates.render(
+            f"neighbors_{side}", entity=node, window=2000, **kg._common_bindings()
+        )
+        wrapped = kg.templates.render("ordered", query=text, keys=keys, limit=limit)
+        rows = kg._select_text(f"neighbors_{side}", wrapped)
+        found += [(str(row["p"]), str(row[keys[1]])) for row in rows]
+    return found[:limit]
+
+
+@pytest.mark.parametrize("name", ["start", "mixed", "n_random"])
+@pytest.mark.parametrize("limit", [3, 100])
+def test_neighbours_sorted_here_are_the_engines(store: LocalStore, name: str, limit: int) -> None:
+    node = iri(name) if name != "n_random" else next(iter(store.neighbors(iri("start")))).object
+    assert isinstance(node, NamedNode)
+    before = store.query_count
+    triples = store.neighbors(node, direction="out", limit=limit)
+    # every end an IRI: one query, sorted here; a literal or blank node: the engine's
+    assert store.query_count - before == (2 if name == "mixed" else 1)
+    both = store.neighbors(node, limit=limit)
+    found = [(str(t.predicate), str(t.object if t.subject == node else t.subject)) for t in both]
+    assert found and found == engine_neighbours(store, node, limit)
+    assert [t.object for t in triples] == [t.object for t in both if t.subject == node][:limit]
 
 
 def test_an_endpoint_sorts_in_the_engine_and_agrees(oxigraph_server: str) -> None:

@@ -69,31 +69,26 @@ HUB_READS = ["neighbors_out", "neighbors_in"]
 WALKS = ["follow_1", "follow_2", "follow_3"]
 
 
+SORT_KEYS = {"neighbors_out": ("p", "o"), "neighbors_in": ("p", "s")}
+
+
 @pytest.mark.parametrize(
     "template",
-    [t for t in TEMPLATES if t.stem in HUB_READS],
+    [t for t in TEMPLATES if t.stem in WALKS + HUB_READS],
     ids=lambda p: str(p.relative_to(SPARQL)),
 )
-def test_a_read_around_one_node_sorts_a_capped_sample(template: Path) -> None:
-    """What a method reads around a node costs a window, not the node's degree: the
-    rows are cut by a LIMIT inside a subquery, and only those are sorted."""
-    flat = _COMMENT.sub("", template.read_text(encoding="utf-8"))
-    order = flat.rfind("ORDER BY")
-    assert "{ SELECT" in flat and order > flat.rfind("LIMIT {{window}}") > 0, template.name
-    assert flat[order:].count("LIMIT") == 1, f"{template.name}: one cut of the sorted rows"
-
-
-@pytest.mark.parametrize(
-    "template", [t for t in TEMPLATES if t.stem in WALKS], ids=lambda p: p.name
-)
-def test_the_walks_read_are_a_capped_sample_the_caller_sorts(template: Path) -> None:
-    """The walks of a relation path are cut at a window inside the template; the caller
-    orders and cuts them (``ordered_rows.py``), here or wrapped in an ``ORDER BY``."""
+def test_the_rows_read_around_a_node_are_a_capped_sample_the_caller_sorts(template: Path) -> None:
+    """What a method reads around a node (its neighbours, the walks of a relation path)
+    costs a window, not the node's degree: the rows are cut at a window inside the
+    template; the caller orders and cuts them (``ordered_rows.py``), here or wrapped in
+    an ``ORDER BY``."""
     text = template.read_text(encoding="utf-8")
     flat = _COMMENT.sub("", text)
     assert "{ SELECT" in flat and "LIMIT {{window}}" in flat and "ORDER BY" not in flat
-    wrapped = TemplateSet().render("ordered", query=Rendered(text), keys=("n1",), limit=5)
-    assert unordered_limits(wrapped) == [] and wrapped.rstrip().endswith("ORDER BY ?n1\nLIMIT 5")
+    keys = SORT_KEYS.get(template.stem, ("n1",))
+    wrapped = TemplateSet().render("ordered", query=Rendered(text), keys=keys, limit=5)
+    assert unordered_limits(wrapped) == []
+    assert wrapped.rstrip().endswith(f"ORDER BY {' '.join('?' + k for k in keys)}\nLIMIT 5")
 
 
 @pytest.mark.parametrize(

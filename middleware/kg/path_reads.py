@@ -2,7 +2,9 @@
 
 A search of 2 or 3 hops reads a window of edges around where it starts, so its cost is
 set by the window, not by a hub's degree; in a store in this process it starts from
-the end whose edges fit (counted first, up to one past the window). A question's key
+the end whose edges fit (counted first, up to one past the window), and its rows are
+sorted here (``kg/ordered_rows.py``): Oxigraph's own sort of 2,115 paths between two
+hubs at ×100 took 0.30 s, against 0.11 s to find them. A question's key
 entities are paired with one another, so one node's edges are counted for every pair
 it is in: a store whose every change moves its version keeps those counts per version
 (``KEPT_COUNTS``, least recently used out). At 100 copies of FB15k-237 a hub's count
@@ -14,20 +16,23 @@ from __future__ import annotations
 import threading
 import weakref
 from collections import OrderedDict
-from typing import TYPE_CHECKING
 
 from pyoxigraph import Literal, NamedNode
 
 from middleware.errors import BadRequest
 from middleware.kg.base import MAX_LIMIT, SORT_WINDOW, Capabilities, Path, checked_limit, turned
+from middleware.kg.ordered_rows import Ordering
 from middleware.kg.result_rows import path_of_row, path_order
 from middleware.kg.terms import Term, to_iri
 
-if TYPE_CHECKING:
-    from middleware.kg.ordered_rows import Ordering
-
 PATHS_WINDOW = 20_000  # edges a path search reads around its start
 PATHS_WALKS = 200_000  # 2-step walks a 3-hop path search reads from its start
+# how the rows of paths_N are ordered (``-x``: descending), sorted here where they can be
+PATH_ORDER = {
+    1: ("-d1", "p1"),
+    2: ("m1", "-d1", "p1", "-d2", "p2"),
+    3: ("m1", "m2", "-d1", "p1", "-d2", "p2", "-d3", "p3"),
+}
 KEPT_COUNTS = 20_000  # nodes whose edge counts a graph keeps per version
 _COUNTS: weakref.WeakKeyDictionary[object, OrderedDict[tuple[int, str], int]] = (
     weakref.WeakKeyDictionary()
@@ -92,12 +97,14 @@ class PathSearch:
                 break
             if length == 2:
                 here, there, window = self._search_start(start, end)
+            # from the far end, all are read, to be cut in this end's order
+            cut = wanted if here == start else MAX_LIMIT
             rows = self._select(
                 f"paths_{length}",
+                Ordering(PATH_ORDER[length], cut),
                 a=here,
                 b=there,
-                # from the far end, all are read, to be cut in this end's order
-                limit=wanted if here == start else MAX_LIMIT,
+                limit=cut,  # a profile's own template may still order and cut them
                 window=window,
                 walks_window=PATHS_WALKS,
                 **self._common_bindings(),

@@ -5,8 +5,9 @@ A placeholder is ``{{name}}`` (a term, an int, or a list joined by spaces for
 ``{{name|alt}}`` (IRIs as a property-path alternative, ``(<a>|<b>)``) or
 ``{{name|step}}`` (an ``(IRI, forward)`` pair as ``<p>`` or its inverse ``^<p>``) or
 ``{{name|rows}}`` (tuples of terms as ``(<a> <b>) ...``, for ``VALUES (?x ?y)``) or
-``{{name|variables}}`` (names as ``?a ?b``) or ``{{name|subquery}}`` (another template,
-as ``TemplateSet.render`` gave it, with no prologue). Values are rendered from real
+``{{name|variables}}`` (names as ``?a ?b``; ``-a`` as ``DESC(?a)``) or
+``{{name|subquery}}`` (another template, as ``TemplateSet.render`` gave it, with no
+prologue). Values are rendered from real
 RDF terms, checked names and the project's own templates, so no caller text can change
 the query's shape.
 
@@ -78,10 +79,11 @@ def render_template(text: str, bindings: Mapping[str, object]) -> str:
             )
         if joiner == "variables":
             if not isinstance(value, tuple) or not all(
-                isinstance(v, str) and _VARIABLE.fullmatch(v) for v in value
+                isinstance(v, str) and _VARIABLE.fullmatch(v.removeprefix("-")) for v in value
             ):
                 raise ConfigError(f"placeholder {name!r}|variables needs a tuple of names")
-            return " ".join(f"?{v}" for v in value)
+            # a name after "-" is ordered descending
+            return " ".join(f"DESC(?{v[1:]})" if v.startswith("-") else f"?{v}" for v in value)
         if joiner == "subquery":
             if not isinstance(value, Rendered):
                 raise ConfigError(f"placeholder {name!r}|subquery needs a rendered template")

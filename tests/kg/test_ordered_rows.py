@@ -12,11 +12,13 @@ from __future__ import annotations
 import random
 
 import pytest
-from pyoxigraph import NamedNode
+from pyoxigraph import Literal, NamedNode
 
 from middleware.errors import BadRequest, ConfigError
+from middleware.kg import ordered_rows
 from middleware.kg.backends.endpoint import SparqlEndpoint
 from middleware.kg.backends.local import LocalStore
+from middleware.kg.ordered_rows import Ordering
 from middleware.kg.sparql_templates import Rendered, TemplateSet
 from middleware.kg.walks import MIDDLE_WINDOW
 from middleware.testing.graphs import films_path
@@ -114,6 +116,41 @@ def test_neighbours_sorted_here_are_the_engines(store: LocalStore, name: str, li
     found = [(str(t.predicate), str(t.object if t.subject == node else t.subject)) for t in both]
     assert found and found == engine_neighbours(store, node, limit)
     assert [t.object for t in triples] == [t.object for t in both if t.subject == node][:limit]
+
+
+@pytest.mark.parametrize("hops", [1, 2, 3])
+@pytest.mark.parametrize("limit", [4, 1000])
+def test_paths_sorted_here_are_the_engines(
+    store: LocalStore, hops: int, limit: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rng = random.Random(hops * 100 + limit)
+    nodes = sorted({t.object.value for t in store.neighbors(iri("start"), limit=100)})
+    pairs = [(iri("start"), NamedNode(rng.choice(nodes))) for _ in range(3)]
+    pairs += [(NamedNode(rng.choice(nodes)), NamedNode(rng.choice(nodes))) for _ in range(5)]
+    here = [store.paths(a, b, max_hops=hops, limit=limit) for a, b in pairs]
+    assert any(len(found) > (1 if hops > 1 else 0) for found in here)
+    monkeypatch.setattr(ordered_rows.Ordering, "sorted", lambda self, rows: None)
+    before = store.query_count
+    engine = [store.paths(a, b, max_hops=hops, limit=limit) for a, b in pairs]
+    assert store.query_count > before
+    assert here == engine
+
+
+def test_a_descending_boolean_key_sorts_as_the_engine() -> None:
+    true, false = Literal(True), Literal(False)
+    rows = [
+        {"d": false, "p": iri("a")},
+        {"d": true, "p": iri("b")},
+        {"d": true, "p": iri("a")},
+        {"d": false, "p": iri("c")},
+    ]
+    order = Ordering(("-d", "p"), limit=3)
+    assert [(r["d"], r["p"]) for r in order.sorted(rows) or []] == [
+        (true, iri("a")),
+        (true, iri("b")),
+        (false, iri("a")),
+    ]
+    assert Ordering(("d",), 9).sorted([{"d": true}, {"d": Literal("x")}]) is None
 
 
 def test_an_endpoint_sorts_in_the_engine_and_agrees(oxigraph_server: str) -> None:

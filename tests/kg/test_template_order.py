@@ -102,3 +102,24 @@ def test_every_step_but_the_last_is_cut_before_the_next_is_read(template: Path) 
     reads = [flat.index(f"{{{{step{k}|step}}}}") for k in range(1, hops + 1)]
     for here, there in pairwise(reads):
         assert "LIMIT {{" in flat[here:there], f"{template.name}: a step read whole"
+
+
+@pytest.mark.parametrize(
+    "template",
+    [t for t in TEMPLATES if t.stem in ("paths_1", "paths_2", "paths_3")],
+    ids=lambda p: str(p.relative_to(SPARQL)),
+)
+def test_the_paths_are_ordered_by_the_caller(template: Path) -> None:
+    """A path search's rows are sorted by its caller (``kg/path_reads.py``), here or
+    wrapped in an ``ORDER BY`` that puts forward hops (true) first."""
+    from middleware.kg.path_reads import PATH_ORDER
+
+    text = template.read_text(encoding="utf-8")
+    assert "ORDER BY" not in _COMMENT.sub("", text), template.name
+    keys = PATH_ORDER[int(template.stem[-1])]
+    wrapped = TemplateSet().render("ordered", query=Rendered(text), keys=keys, limit=5)
+    assert unordered_limits(wrapped) == []
+    assert (
+        "ORDER BY " + " ".join(f"DESC(?{k[1:]})" if k.startswith("-") else f"?{k}" for k in keys)
+        in wrapped
+    )

@@ -51,7 +51,10 @@ from middleware.text.stored_variants import KeptVariants, open_variants, storabl
 
 FORMAT = 1  # raise when the files' layout or the folding changes
 BATCH = 50_000  # rows written per statement batch
-KEYS_LOOKED_UP = 2_000  # candidate texts read by position; past it, all are read once
+KEYS_LOOKED_UP = 2_000  # candidate texts a search always reads by position
+# candidate texts read by position in all, past which a search reads every text once (1.5 M
+# texts at x100: 1.3 s and about 150 MiB, which one question, or a few, should not pay)
+KEYS_READ_BY_POSITION = 200_000
 
 _LABELS = """
 CREATE TABLE rows(id INTEGER PRIMARY KEY, entity TEXT NOT NULL, text TEXT NOT NULL,
@@ -158,6 +161,7 @@ class StoredLabelIndex(LabelSearch):
         )
         self._pairs: StoredPairs | None = None
         self._every_key: Sequence[str] | None = None  # for a mention too short to bound
+        self._read_by_position = 0  # candidate texts read by position so far
         self.labels = _DisplayLabels(self._reader)
         found = self._reader.rows("SELECT value FROM meta WHERE key = 'exact_texts'")
         self._size = int(str(found[0][0]))
@@ -214,9 +218,16 @@ class StoredLabelIndex(LabelSearch):
                     with contextlib.suppress(OSError):
                         self._pairs_path.unlink()
             return super().fuzzy_choices(key, cutoff)
-        if positions is not None and len(positions) <= KEYS_LOOKED_UP:
-            return self._keys_at(positions)
-        with self._lock:  # many candidates: every folded text, read once
+        if positions is not None and self._every_key is None:
+            with self._lock:
+                by_position = len(positions) <= KEYS_LOOKED_UP or (
+                    self._read_by_position + len(positions) <= KEYS_READ_BY_POSITION
+                )
+                if by_position:
+                    self._read_by_position += len(positions)
+            if by_position:
+                return self._keys_at(positions)
+        with self._lock:  # many candidates, often: every folded text, read once
             if self._every_key is None:
                 self._every_key = self.folded_keys()
         every = self._every_key

@@ -308,10 +308,32 @@ def test_many_candidates_are_read_from_every_text_at_once(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(stored_labels, "KEYS_LOOKED_UP", 3)
+    monkeypatch.setattr(stored_labels, "KEYS_READ_BY_POSITION", 20)
     rows = labelled_rows(1000)
     build(rows, tmp_path / "labels.sqlite", language=None)
     stored = StoredLabelIndex(tmp_path / "labels.sqlite", tmp_path / "variants.sqlite")
     memory = LabelIndex(rows)
+    stored.prepare()  # the pair lists, derived from every text first
+    read_all = []
+    every = stored.folded_keys
+    monkeypatch.setattr(stored, "folded_keys", lambda: read_all.append(1) or every())
+    for mention in MENTIONS:
+        assert stored.fuzzy(mention, cutoff=60.0, limit=5) == memory.fuzzy(
+            mention, cutoff=60.0, limit=5
+        ), mention
+    assert read_all == [1], "read once, when the texts read by position pass their budget"
+
+
+def test_a_few_searches_read_only_their_candidates(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(stored_labels, "KEYS_LOOKED_UP", 3)
+    rows = labelled_rows(1000)
+    build(rows, tmp_path / "labels.sqlite", language=None)
+    stored = StoredLabelIndex(tmp_path / "labels.sqlite", tmp_path / "variants.sqlite")
+    memory = LabelIndex(rows)
+    stored.prepare()  # the pair lists, derived from every text first
+    monkeypatch.setattr(stored, "folded_keys", lambda: pytest.fail("every text was read"))
     for mention in MENTIONS:
         assert stored.fuzzy(mention, cutoff=60.0, limit=5) == memory.fuzzy(
             mention, cutoff=60.0, limit=5

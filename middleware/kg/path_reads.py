@@ -23,7 +23,8 @@ from middleware.errors import BadRequest
 from middleware.kg.base import MAX_LIMIT, SORT_WINDOW, Capabilities, Path, checked_limit, turned
 from middleware.kg.ordered_rows import Ordering
 from middleware.kg.result_rows import path_of_row, path_order
-from middleware.kg.terms import Term, to_iri
+from middleware.kg.terms import to_iri
+from middleware.kg.transport_stubs import VersionedTransport
 
 PATHS_WINDOW = 20_000  # edges a path search reads around its start
 PATHS_WALKS = 200_000  # 2-step walks a 3-hop path search reads from its start
@@ -40,29 +41,13 @@ _COUNTS: weakref.WeakKeyDictionary[object, OrderedDict[tuple[int, str], int]] = 
 _COUNTS_LOCK = threading.Lock()
 
 
-class PathSearch:
+class PathSearch(VersionedTransport):
     """``paths`` over the ``paths_N`` templates; mixed into ``GraphOperations``."""
 
     name: str
     capabilities: Capabilities
     paths_limit: int
     default_max_hops: int
-    versions_every_change: bool
-
-    @property
-    def version(self) -> int:
-        raise NotImplementedError  # from GraphOperations
-
-    def _select(
-        self, template: str, order: Ordering | None = None, /, **bindings: object
-    ) -> list[dict[str, Term]]:
-        raise NotImplementedError  # the transport, from GraphOperations
-
-    def refresh(self) -> bool:
-        raise NotImplementedError  # from GraphOperations
-
-    def _common_bindings(self) -> dict[str, object]:
-        raise NotImplementedError  # from GraphOperations
 
     def paths(
         self,

@@ -34,6 +34,7 @@ from middleware.kg.base import MAX_LIMIT, SORT_WINDOW, Capabilities, Hop, Path, 
 from middleware.kg.ordered_rows import Ordering
 from middleware.kg.profiles import Profile
 from middleware.kg.terms import Term
+from middleware.kg.transport_stubs import VersionedTransport
 from middleware.kg.vocabulary_file import FILE_NAME as VOCABULARY_FILE
 from middleware.kg.vocabulary_file import keep, kept
 
@@ -75,15 +76,13 @@ def _steps(rows: list[dict[str, Term]]) -> list[RelationStep]:
     return found
 
 
-class RelationWalks:
-    """Relation-path operations of a graph (mixed into ``GraphOperations``)."""
+class RelationWalks(VersionedTransport):
+    """Relation-path operations of a graph (mixed into ``GraphOperations``); hubs' steps
+    are kept for other batches only where every change moves the version."""
 
     name: str
     capabilities: Capabilities
     profile: Profile
-    # whether ``version`` changes with every change of the data (a store that owns its
-    # data); only then are hubs' steps kept for other batches
-    versions_every_change: bool = False
 
     if TYPE_CHECKING:  # from DegreeCounts; declared for type checking only, as a stub
         # here would come before it in GraphOperations' order and hide it
@@ -91,21 +90,6 @@ class RelationWalks:
         def degrees(
             self, entities: Sequence[NamedNode], *, at_most: int | None = None, window: bool = True
         ) -> dict[NamedNode, int]: ...
-
-    @property
-    def version(self) -> int:
-        raise NotImplementedError  # from GraphOperations
-
-    def _select(
-        self, template: str, order: Ordering | None = None, /, **bindings: object
-    ) -> list[dict[str, Term]]:
-        raise NotImplementedError  # the transport, from GraphOperations
-
-    def refresh(self) -> bool:
-        raise NotImplementedError  # from GraphOperations
-
-    def _common_bindings(self) -> dict[str, object]:
-        raise NotImplementedError  # from GraphOperations
 
     def relation_steps(
         self, nodes: Sequence[NamedNode], *, limit: int = 1000

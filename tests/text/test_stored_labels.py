@@ -304,16 +304,24 @@ def test_pair_lists_of_an_older_format_are_derived_again(tmp_path: Path) -> None
     assert StoredPairsFile(pairs).size == len(memory.folded_keys())
 
 
-def test_many_candidates_are_read_from_every_text_at_once(
+def prepared_pair(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+) -> tuple[StoredLabelIndex, LabelIndex]:
+    """A stored index with its pair lists derived, and the same labels in memory; any
+    search of more than 3 candidates counts against the by-position budget."""
     monkeypatch.setattr(stored_labels, "KEYS_LOOKED_UP", 3)
-    monkeypatch.setattr(stored_labels, "KEYS_READ_BY_POSITION", 20)
     rows = labelled_rows(1000)
     build(rows, tmp_path / "labels.sqlite", language=None)
     stored = StoredLabelIndex(tmp_path / "labels.sqlite", tmp_path / "variants.sqlite")
-    memory = LabelIndex(rows)
     stored.prepare()  # the pair lists, derived from every text first
+    return stored, LabelIndex(rows)
+
+
+def test_many_candidates_are_read_from_every_text_at_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(stored_labels, "KEYS_READ_BY_POSITION", 20)
+    stored, memory = prepared_pair(tmp_path, monkeypatch)
     read_all = []
     every = stored.folded_keys
     monkeypatch.setattr(stored, "folded_keys", lambda: read_all.append(1) or every())
@@ -327,12 +335,7 @@ def test_many_candidates_are_read_from_every_text_at_once(
 def test_a_few_searches_read_only_their_candidates(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(stored_labels, "KEYS_LOOKED_UP", 3)
-    rows = labelled_rows(1000)
-    build(rows, tmp_path / "labels.sqlite", language=None)
-    stored = StoredLabelIndex(tmp_path / "labels.sqlite", tmp_path / "variants.sqlite")
-    memory = LabelIndex(rows)
-    stored.prepare()  # the pair lists, derived from every text first
+    stored, memory = prepared_pair(tmp_path, monkeypatch)
     monkeypatch.setattr(stored, "folded_keys", lambda: pytest.fail("every text was read"))
     for mention in MENTIONS:
         assert stored.fuzzy(mention, cutoff=60.0, limit=5) == memory.fuzzy(

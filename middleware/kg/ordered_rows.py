@@ -55,7 +55,10 @@ class Ordering:
             values = [row.get(name) for row in rows]
             if all(isinstance(v, NamedNode) for v in values):
                 columns.append([v.value for v in values if isinstance(v, NamedNode)])
-            elif all(isinstance(v, Literal) and v.datatype == BOOLEAN for v in values):
+            elif all(
+                isinstance(v, Literal) and v.datatype == BOOLEAN and v.value in ("true", "false")
+                for v in values
+            ):  # a boolean of another lexical form ("TRUE", "1") sorts as the engine chooses
                 columns.append([v.value == "true" for v in values if isinstance(v, Literal)])
             else:
                 return None

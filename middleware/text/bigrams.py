@@ -56,15 +56,18 @@ def _edits(mention: int, label: int, share: float) -> int:
     return math.floor((1 - share) * (mention + label) + 1e-9)
 
 
-def candidate_positions(mention: str, cutoff: float, postings: Postings) -> list[int] | None:
-    """The positions of the labels that may reach ``cutoff`` (0-100) against
-    ``mention``, in order, given each pair's positions by label length; None when
-    every label must be scored (no cutoff)."""
+def candidate_positions(
+    mention: str, cutoff: float, postings: Postings, longest: int
+) -> list[int] | None:
+    """The positions of the labels (the longest of ``longest`` characters) that may
+    reach ``cutoff`` (0-100) against ``mention``, in order, given each pair's positions
+    by label length; None when every label must be scored (no cutoff)."""
     share = cutoff / 100
     if share <= 0:
         return None
     pairs = sorted(pairs_of(mention))
     low, high = lengths_within_reach(len(mention), share)
+    high = min(high, longest)  # a tiny cutoff reaches lengths no label has
     by_length: dict[int, list[np.ndarray[Any, Any]]] = {}
     for pair in pairs:
         for length, found in postings(pair, low, high):
@@ -120,6 +123,7 @@ class Bigrams:
         self._postings: dict[str, dict[int, np.ndarray[Any, Any]]] = {}
         for pair, length, positions in postings_of(keys):
             self._postings.setdefault(pair, {})[length] = positions
+        self._longest = max(self._postings.get(EVERY, {0: None}))
 
     def _of(self, pair: str, low: int, high: int) -> list[tuple[int, np.ndarray[Any, Any]]]:
         lengths = self._postings.get(pair, {})
@@ -128,4 +132,4 @@ class Bigrams:
     def candidates(self, mention: str, cutoff: float) -> list[int] | None:
         """The positions of the labels that may reach ``cutoff`` (0-100) against
         ``mention`` (both folded), in order; None when every label must be scored."""
-        return candidate_positions(mention, cutoff, self._of)
+        return candidate_positions(mention, cutoff, self._of, self._longest)

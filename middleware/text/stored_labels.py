@@ -155,9 +155,10 @@ class StoredLabelIndex(LabelSearch):
         self._variant_files: list[FrozenFile] = []
         name = self._variants_path.name  # the pair lists' file sits beside the variants'
         self._pairs_path = self._variants_path.with_name(
-            name.replace("kgmw-variants-", "kgmw-pairs-", 1)
+            # "pairs2": an older version reading lists kept by length would misread them
+            name.replace("kgmw-variants-", "kgmw-pairs2-", 1)
             if name.startswith("kgmw-variants-")
-            else f"{self._variants_path.stem}-pairs.sqlite"
+            else f"{self._variants_path.stem}-pairs2.sqlite"
         )
         self._pairs: StoredPairs | None = None
         self._every_key: Sequence[str] | None = None  # for a mention too short to bound

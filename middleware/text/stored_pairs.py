@@ -3,7 +3,7 @@
 A typo-tolerant search scores only the labels that share enough character pairs with
 the mention (``text/bigrams.py``). In memory, the pair lists of every label are built
 on a process's first such search: 7.8 s and 325 MiB for the 1.47 M folded labels of
-FB15k-237 copied 100 times. Kept in an SQLite file (``kgmw-pairs-HASH.sqlite``, one
+FB15k-237 copied 100 times. Kept in an SQLite file (``kgmw-pairs2-HASH.sqlite``, one
 row per pair and label length holding its positions as little-endian 32-bit
 integers), a search reads only the rows of the mention's own pairs at the lengths
 within reach, then the candidate labels by position. A file of another ``FORMAT`` (an
@@ -66,6 +66,8 @@ class StoredPairs:
         if meta.get("format") != FORMAT:
             raise DamagedFile(path, f"pair lists of format {meta.get('format')}, not {FORMAT}")
         self.size = int(meta["keys"])
+        found = self.file.rows("SELECT max(length) FROM pairs WHERE pair = ''")
+        self.longest = int(str(found[0][0])) if found and found[0][0] is not None else 0
 
     def _postings(self, pair: str, low: int, high: int) -> list[tuple[int, np.ndarray[Any, Any]]]:
         found = self.file.rows(
@@ -87,4 +89,4 @@ class StoredPairs:
     def positions(self, key: str, cutoff: float) -> list[int] | None:
         """The positions of the labels that may reach ``cutoff`` against ``key``, in
         order; None when every label must be scored (no cutoff)."""
-        return candidate_positions(key, cutoff, self._postings)
+        return candidate_positions(key, cutoff, self._postings, self.longest)

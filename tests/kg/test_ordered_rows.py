@@ -181,3 +181,19 @@ def test_the_ordering_template_takes_only_rendered_templates_without_a_prologue(
     with pytest.raises(ConfigError, match="names"):
         text = Rendered("SELECT ?n1 WHERE { ?n1 ?p ?o }")
         templates.render("ordered", query=text, keys=("n1 } #",), limit=1)
+
+
+def test_a_boolean_of_another_lexical_form_leaves_the_order_to_the_engine() -> None:
+    boolean = NamedNode("http://www.w3.org/2001/XMLSchema#boolean")
+    rows = [{"d": Literal("false", datatype=boolean)}, {"d": Literal("TRUE", datatype=boolean)}]
+    assert Ordering(("d",), 2).sorted(rows) is None
+    store = LocalStore(profile="generic")
+    store.load_text(
+        f'<urn:a> <urn:flag> "TRUE"^^<{boolean.value}> .\n'
+        f'<urn:a> <urn:flag> "false"^^<{boolean.value}> .\n',
+        name="flags.nt",
+    )
+    engine = "SELECT ?o WHERE { <urn:a> <urn:flag> ?o } ORDER BY ?o LIMIT 1"
+    expected = [str(row["o"]) for row in store._select_text("follow_1", engine)]
+    found = store.neighbors(NamedNode("urn:a"), direction="out", limit=1)
+    assert [str(t.object) for t in found] == expected

@@ -92,3 +92,8 @@ def test_threads_searching_first_build_the_pairs_once(monkeypatch: pytest.Monkey
     for thread in threads:
         thread.join()
     assert built == [500]
+
+
+def test_a_tiny_cutoff_reads_only_the_lengths_labels_have() -> None:
+    pairs = Bigrams(["abc", "abd"])
+    assert pairs.candidates("x" * 50, 0.0001) == [0, 1]  # lengths 3 only, not 10**8

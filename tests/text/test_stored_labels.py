@@ -196,7 +196,7 @@ def test_kgmw_load_indexes_the_labels_and_their_variants(
     labels, variants = file_names(load_profile("metaqa"))
     generation = (store / "current").resolve()
     assert (generation / labels).exists() and (generation / variants).exists()
-    assert (generation / labels.replace("kgmw-labels-", "kgmw-pairs-")).exists()
+    assert (generation / labels.replace("kgmw-labels-", "kgmw-pairs2-")).exists()
     # the predicates too: at x100 FB15k-237 reading them took the first answer 28 s
     assert "and 1 predicate(s)" in out and (generation / "kgmw-predicates.json").exists()
 
@@ -272,7 +272,7 @@ def test_the_pair_lists_are_kept_and_a_damaged_file_derived_again(tmp_path: Path
     assert index.fuzzy("unitd kingdm", cutoff=85.0, limit=5) == memory.fuzzy(
         "unitd kingdm", cutoff=85.0, limit=5
     )
-    pairs = tmp_path / "kgmw-pairs-x.sqlite"
+    pairs = tmp_path / "kgmw-pairs2-x.sqlite"
     assert pairs.exists()
     pairs.write_bytes(b"damaged" * 500)
     again = StoredLabelIndex(tmp_path / "kgmw-labels-x.sqlite", tmp_path / "kgmw-variants-x.sqlite")
@@ -287,7 +287,7 @@ def test_pair_lists_of_an_older_format_are_derived_again(tmp_path: Path) -> None
 
     rows = labelled_rows(400)
     build(rows, tmp_path / "kgmw-labels-x.sqlite", language=None)
-    pairs = tmp_path / "kgmw-pairs-x.sqlite"
+    pairs = tmp_path / "kgmw-pairs2-x.sqlite"
     with sqlite3.connect(pairs) as db:  # the first format: one row per pair, no lengths
         db.executescript(
             "CREATE TABLE pairs(pair TEXT PRIMARY KEY, positions BLOB NOT NULL) WITHOUT ROWID;"
@@ -351,7 +351,7 @@ def test_threads_searching_a_damaged_pairs_file_get_the_right_hits(tmp_path: Pat
     first = StoredLabelIndex(tmp_path / "labels.sqlite", tmp_path / "variants.sqlite")
     first.fuzzy("heat", cutoff=90.0, limit=5)  # writes the pair lists
     first.close()
-    pairs = tmp_path / "variants-pairs.sqlite"
+    pairs = tmp_path / "variants-pairs2.sqlite"
     assert pairs.exists() and pairs != tmp_path / "variants.sqlite"
     with sqlite3.connect(pairs) as db:  # positions past the end, and a cut blob
         db.execute("UPDATE pairs SET positions = x'ffffff7f' WHERE pair = 'he'")

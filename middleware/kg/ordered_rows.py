@@ -18,7 +18,6 @@ blank node) sends the query back to the engine, as a subquery of
 ...         {"n1": NamedNode("urn:c"), "n2": NamedNode("urn:x")}]
 >>> [(r["n2"].value, r["n1"].value) for r in order.sorted(rows)]
 [('urn:x', 'urn:c'), ('urn:y', 'urn:a')]
->>> from pyoxigraph import Literal
 >>> true, false = Literal(True), Literal(False)
 >>> rows = [{"d": false, "p": NamedNode("urn:a")}, {"d": true, "p": NamedNode("urn:b")}]
 >>> [r["p"].value for r in Ordering(("-d", "p"), limit=5).sorted(rows)]

@@ -71,6 +71,7 @@ class Verbalizer:
         self.relations = relations
         self.literal_max_chars = literal_max_chars
         self._labels: dict[Term, str] = {}
+        self._infos: dict[str, RelationInfo] = {}  # a relation's reading, made once
         self._skipped = set(graph.profile.skipped_predicates) if graph is not None else set()
 
     # -- labels -----------------------------------------------------------------------
@@ -118,6 +119,12 @@ class Verbalizer:
         return self._info(predicate).reading(forward)
 
     def _info(self, predicate: NamedNode) -> RelationInfo:
+        info = self._infos.get(predicate.value)
+        if info is None:  # set once: the catalogue is fixed and a label, once read, stays
+            info = self._infos[predicate.value] = self._read_info(predicate)
+        return info
+
+    def _read_info(self, predicate: NamedNode) -> RelationInfo:
         info = self.relations.get(predicate.value)
         if predicate.value not in self.relations and self.graph is not None:
             if predicate not in self._labels:

@@ -39,7 +39,9 @@ def read_result(
                     f"local store {source!r}: query ran past its timeout",
                     hint="narrow the query, or raise the timeout setting (--timeout, KGMW_TIMEOUT)",
                 )
-            rows.append({name: solution[name] for name in variables if solution[name] is not None})
+            # a solution iterates its values in the order of ``variables`` (None: unbound);
+            # zipping them reads each once, where indexing by name looked each up twice
+            rows.append({n: v for n, v in zip(variables, solution, strict=True) if v is not None})
         return QueryResult("select", variables=variables, rows=rows)
     triples: list[tuple[Term, Term, Term]] = []
     for triple in result:

@@ -82,14 +82,17 @@ class DegreeCounts:
         the window is known to have them, and each other one is counted up to the cap
         on its own (reading the window again would cost more than those counts)."""
         common = self._common_bindings()
-        rows = self._select("degrees_window", entities=batch, window=DEGREES_WINDOW, **common)
+        # entities under the cap have fewer edges each: n of them fill n x cap only with
+        # one at the cap among them, so a small batch reads less than DEGREES_WINDOW
+        window = min(DEGREES_WINDOW, at_most * len(batch))
+        rows = self._select("degrees_window", entities=batch, window=window, **common)
         counts = {
             node: int(count.value)
             for row in rows
             if isinstance(node := row.get("e"), NamedNode)
             and isinstance(count := row.get("n"), Literal)
         }
-        if sum(counts.values()) < DEGREES_WINDOW:  # every edge of the batch was read
+        if sum(counts.values()) < window:  # every edge of the batch was read
             return {entity: min(counts.get(entity, 0), at_most) for entity in batch}
         return {
             entity: at_most

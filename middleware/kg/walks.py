@@ -62,6 +62,17 @@ _HUB_STEPS: weakref.WeakKeyDictionary[
 ] = weakref.WeakKeyDictionary()
 
 
+def _window(nodes: list[NamedNode]) -> int:
+    """Edges a batch's steps are read from before its hubs are probed: nodes under the
+    hub threshold have fewer than ``SORT_WINDOW`` edges each, so a batch that fills
+    ``SORT_WINDOW`` per node holds a hub; a few nodes need not read ``STEPS_WINDOW``.
+
+    >>> _window([NamedNode("http://ex.org/a")]) == SORT_WINDOW
+    True
+    """
+    return min(STEPS_WINDOW, SORT_WINDOW * len(nodes))
+
+
 def _count(term: Term | None) -> int:
     return int(term.value) if isinstance(term, Literal) else 0
 
@@ -137,8 +148,9 @@ class RelationWalks(VersionedTransport):
         left = [n for n in nodes if n not in kept]
         if not left:
             return list(found)
-        rows = self._select("relation_steps_window", nodes=left, window=STEPS_WINDOW, **common)
-        if sum(_count(row.get("n")) for row in rows) < STEPS_WINDOW:
+        window = _window(left)
+        rows = self._select("relation_steps_window", nodes=left, window=window, **common)
+        if sum(_count(row.get("n")) for row in rows) < window:
             return list(found | dict.fromkeys(_steps(rows)))
         predicates = self.relation_vocabulary()
         if predicates is None:
@@ -150,12 +162,10 @@ class RelationWalks(VersionedTransport):
             found.update(dict.fromkeys(probed))
         rest = [n for n in left if n not in hubs]
         if rest:
-            rows = []
+            rows, window = [], _window(rest)
             if hubs:  # without them the others' edges may fit the window
-                rows = self._select(
-                    "relation_steps_window", nodes=rest, window=STEPS_WINDOW, **common
-                )
-            if not hubs or sum(_count(row.get("n")) for row in rows) >= STEPS_WINDOW:
+                rows = self._select("relation_steps_window", nodes=rest, window=window, **common)
+            if not hubs or sum(_count(row.get("n")) for row in rows) >= window:
                 found.update(dict.fromkeys(self._probe(rest, predicates)))
             else:
                 found.update(dict.fromkeys(_steps(rows)))

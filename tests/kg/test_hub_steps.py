@@ -106,3 +106,24 @@ def test_the_hubs_of_a_filled_window_are_counted_without_reading_it_again(
     store.texts.clear()
     assert store._hubs(nodes) == [store.named("Drama")]
     assert [t for t in store.texts if "COUNT(*)" in t and "GROUP BY ?e" in t] == []
+
+
+def test_a_few_nodes_read_a_window_of_a_hubs_size_before_probing(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Nodes under the hub threshold cannot fill ``SORT_WINDOW`` edges each, so a batch
+    of n reads at most n x SORT_WINDOW edges before it knows a hub is among them: a hub
+    costs a hub's window, not ``STEPS_WINDOW``."""
+    lines = [f"Film {i:05d}|has_genre|Drama" for i in range(FILMS)]
+    lines += ["Small One|directed_by|Ann Hui"]
+    kg = QueryLog.loaded(tmp_path / "store", lines, name="w")
+    drama, one = kg.named("Drama"), kg.named("Small One")
+
+    def windows(nodes: list) -> list[str]:  # type: ignore[type-arg]
+        kg.texts.clear()
+        found = kg.relation_steps(nodes)
+        assert set(found) == {s for n in nodes for s in kg.relation_steps([n])}
+        return [t for t in kg.texts if "COUNT(*)" in t]
+
+    assert all(f"LIMIT {SORT_WINDOW} " in t for t in windows([one]))
+    first, *_ = windows([drama, one])
+    assert f"LIMIT {2 * SORT_WINDOW} " in first
+    assert any("EXISTS" in t and drama.value in t for t in kg.texts), "the hub was probed"

@@ -2,7 +2,7 @@
 
     python benchmarks/bench_scale.py --work /work/scale [--sizes 1,10,100] [--variant own]
         [--questions 200] [--llm-methods ksl+plan,rok+plan,qsm,pg] [--llm-sizes 1,100]
-        [--llm-questions 200] [--virtuoso-sizes 1,10] [--workers 2]
+        [--llm-questions 200] [--virtuoso-sizes 1,10] [--workers 2] [--answer-rounds 3]
 
 One resumable run: each stage writes its numbers to ``WORK/stages/NAME.json`` and is
 skipped when that file is there (delete it to run the stage again); the report,
@@ -23,7 +23,7 @@ path memory on WebQuestions folds 1-4 (``kgmw learn --folds 5 --fold 0``, defaul
 settings: 3 hops); answer the same fixed fold-0 in-graph questions (``--questions``,
 seed 7) with ``plan`` at every size and the LLM methods at ``--llm-sizes``
 (``kgmw eval``: p50/p95 without LLM time, LLM time apart, SPARQL queries per question,
-timeouts, Hits@1, peak RSS); link the same questions in a fresh process (label index
+timeouts, Hits@1, peak RSS; ``--answer-rounds`` runs of each, the p95 their median); link the same questions in a fresh process (label index
 build time and RSS, linking p50/p95). At ``--virtuoso-sizes`` the graph is also bulk
 loaded into Virtuoso and each question's graph-side evidence compared with the
 embedded store's (``bench_virtuoso_identity.evidence``).
@@ -42,6 +42,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from answer_rounds import method_numbers
 from common import DATASETS, RESULTS, percentile, save
 
 KGMW = str(Path(sys.executable).parent / "kgmw")
@@ -187,47 +188,40 @@ def fold0() -> list[str]:
 
 def answer(store: Path, memory: Path, methods: list[str], count: int, out: Path) -> dict[str, Any]:
     """``kgmw eval`` of the fixed fold-0 questions with ``methods``, planning with the path
-    memory learned at that size; per method's numbers."""
-    command = [
-        KGMW,
-        "eval",
-        *fold0(),
-        "--limit",
-        str(count),
-        "--seed",
-        "7",
-        "--store",
-        str(store),
-        "--out",
-        str(out),
-        "--no-progress",
-    ]
-    command += [f"--method={m}" for m in methods]
-    run = measured(command, out / "eval.log", {"KGMW_PLAN_MEMORY": str(memory)})
-    records = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
-    per_method: dict[str, Any] = {}
-    for method in methods:
-        mine = [r for r in records if r["method"] == method]
-        # a failed answer has no LLM time of its own (its error is counted below)
-        graph_side = [max(0.0, r["seconds"] - r.get("llm_seconds", 0.0)) for r in mine]
-        llm = [r.get("llm_seconds", 0.0) for r in mine]
-        errors = [str(r.get("error") or "") for r in mine]
-        answerable = [r for r in mine if r.get("answerable", True)]
-        per_method[method] = {
-            "questions": len(mine),
-            "hits_at_1": round(
-                sum(bool(r["hit"]) for r in answerable) / max(1, len(answerable)), 4
-            ),
-            "p50_s_without_llm": round(percentile(graph_side, 50), 3),
-            "p95_s_without_llm": round(percentile(graph_side, 95), 3),
-            "llm_p50_s": round(percentile(llm, 50), 3),
-            "sparql_queries_per_question": round(
-                sum(r["sparql_queries"] for r in mine) / max(1, len(mine)), 1
-            ),
-            "timeouts": sum("timeout" in e or "timed out" in e for e in errors),
-            "errors": sum(bool(e) for e in errors),
-        }
-    return {"peak_rss_mib": run["peak_rss_mib"], "seconds": run["seconds"], "methods": per_method}
+    memory learned at that size, ``--answer-rounds`` times (``out``, then ``out-r2``, ...);
+    per method's numbers (``answer_rounds.py``)."""
+    runs, rounds = [], []
+    for k in range(1, ARGS.answer_rounds + 1):
+        folder = out if k == 1 else out.with_name(f"{out.name}-r{k}")
+        command = [
+            KGMW,
+            "eval",
+            *fold0(),
+            "--limit",
+            str(count),
+            "--seed",
+            "7",
+            "--store",
+            str(store),
+            "--out",
+            str(folder),
+            "--no-progress",
+        ]
+        command += [f"--method={m}" for m in methods]
+        runs.append(measured(command, folder / "eval.log", {"KGMW_PLAN_MEMORY": str(memory)}))
+        lines = (folder / "results.jsonl").read_text().splitlines()
+        rounds.append([json.loads(line) for line in lines])
+    per_method = {
+        method: method_numbers(
+            [[r for r in records if r["method"] == method] for records in rounds]
+        )
+        for method in methods
+    }
+    return {
+        "peak_rss_mib": max(run["peak_rss_mib"] for run in runs),
+        "seconds": round(sum(run["seconds"] for run in runs), 1),
+        "methods": per_method,
+    }
 
 
 def resident_mib() -> float:
@@ -515,6 +509,8 @@ def arguments() -> argparse.Namespace:
     parser.add_argument("--llm-questions", type=int, default=200)
     parser.add_argument("--virtuoso-sizes", type=_ints, default=[1, 10])
     parser.add_argument("--workers", type=int, default=2)
+    # a p95 moves by a fifth between runs on a busy machine: the median of rounds holds
+    parser.add_argument("--answer-rounds", type=int, default=3)
     return parser.parse_args()
 
 

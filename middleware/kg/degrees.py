@@ -18,7 +18,7 @@ from collections.abc import Sequence
 
 from pyoxigraph import Literal, NamedNode
 
-from middleware.kg.base import Capabilities
+from middleware.kg.base import SORT_WINDOW, Capabilities
 from middleware.kg.terms import Term, to_iri
 
 DEGREE_BATCH = 200  # entities one ``degrees`` query counts
@@ -83,8 +83,9 @@ class DegreeCounts:
         on its own (reading the window again would cost more than those counts)."""
         common = self._common_bindings()
         # entities under the cap have fewer edges each: n of them fill n x cap only with
-        # one at the cap among them, so a small batch reads less than DEGREES_WINDOW
-        window = min(DEGREES_WINDOW, at_most * len(batch))
+        # one at the cap among them, so a small batch reads less than DEGREES_WINDOW; at
+        # least a hub's window each, or a small cap would fill it at once
+        window = min(DEGREES_WINDOW, max(at_most, SORT_WINDOW) * len(batch))
         rows = self._select("degrees_window", entities=batch, window=window, **common)
         counts = {
             node: int(count.value)

@@ -62,15 +62,18 @@ _HUB_STEPS: weakref.WeakKeyDictionary[
 ] = weakref.WeakKeyDictionary()
 
 
-def _window(nodes: list[NamedNode]) -> int:
+def _window(nodes: list[NamedNode], owned: bool) -> int:
     """Edges a batch's steps are read from before its hubs are probed: nodes under the
     hub threshold have fewer than ``SORT_WINDOW`` edges each, so a batch that fills
     ``SORT_WINDOW`` per node holds a hub; a few nodes need not read ``STEPS_WINDOW``.
+    Only where every change moves the version (``owned``): elsewhere the predicate
+    list the probes use may be stale, so only hubs past ``STEPS_WINDOW`` rely on it.
 
-    >>> _window([NamedNode("http://ex.org/a")]) == SORT_WINDOW
-    True
+    >>> a = NamedNode("http://ex.org/a")
+    >>> _window([a], owned=True) == SORT_WINDOW, _window([a], owned=False) == STEPS_WINDOW
+    (True, True)
     """
-    return min(STEPS_WINDOW, SORT_WINDOW * len(nodes))
+    return min(STEPS_WINDOW, SORT_WINDOW * len(nodes)) if owned else STEPS_WINDOW
 
 
 def _count(term: Term | None) -> int:
@@ -148,7 +151,7 @@ class RelationWalks(VersionedTransport):
         left = [n for n in nodes if n not in kept]
         if not left:
             return list(found)
-        window = _window(left)
+        window = _window(left, self.versions_every_change)
         rows = self._select("relation_steps_window", nodes=left, window=window, **common)
         if sum(_count(row.get("n")) for row in rows) < window:
             return list(found | dict.fromkeys(_steps(rows)))
@@ -162,7 +165,7 @@ class RelationWalks(VersionedTransport):
             found.update(dict.fromkeys(probed))
         rest = [n for n in left if n not in hubs]
         if rest:
-            rows, window = [], _window(rest)
+            rows, window = [], _window(rest, self.versions_every_change)
             if hubs:  # without them the others' edges may fit the window
                 rows = self._select("relation_steps_window", nodes=rest, window=window, **common)
             if not hubs or sum(_count(row.get("n")) for row in rows) >= window:

@@ -123,14 +123,27 @@ def test_a_profiles_own_degree_counts_its_capped_counts_too() -> None:
     assert kg.degrees([q1], at_most=10) == {q1: 2} == kg.degrees([q1])
 
 
-def test_a_few_entities_read_at_most_their_caps_before_counting_each(hub: QueryLog) -> None:
+def test_a_few_entities_read_at_most_a_hubs_window_each_before_counting_each(
+    hub: QueryLog,
+) -> None:
     """Entities under the cap have fewer edges than it each, so a batch of n that fills
-    n x cap holds one at the cap: the window need not be ``DEGREES_WINDOW``."""
+    n x the cap holds one at the cap: a few entities need not read ``DEGREES_WINDOW``
+    (each reads at least SORT_WINDOW, so that a small cap does not fill it at once)."""
     drama, queen = hub.named("Drama"), hub.named("Drama Queen")
     hub.texts.clear()
     assert hub.degrees([drama, queen], at_most=100) == {drama: 100, queen: 1}
-    assert "LIMIT 200 " in hub.texts[0]
+    assert f"LIMIT {2 * SORT_WINDOW} " in hub.texts[0]
     ann = hub.named("Ann Hui")
     hub.texts.clear()
     assert hub.degrees([queen, ann], at_most=100) == {queen: 1, ann: 1}
     assert len(hub.texts) == 1, "two small entities fit their window: one query"
+
+
+def test_a_small_cap_still_reads_a_hubs_window_before_counting_each(hub: QueryLog) -> None:
+    """With a cap of 1 a window of one edge per entity would fill at once and send every
+    entity to a count of its own: a batch reads at least SORT_WINDOW edges per entity."""
+    films = [hub.named(f"Film {i:05d}") for i in range(10)]
+    drama = hub.named("Drama")
+    before = hub.query_count
+    assert hub.degrees([drama, *films], at_most=1) == dict.fromkeys([drama, *films], 1)
+    assert hub.query_count - before <= 2

@@ -127,3 +127,42 @@ def test_a_few_nodes_read_a_window_of_a_hubs_size_before_probing(tmp_path) -> No
     first, *_ = windows([drama, one])
     assert f"LIMIT {2 * SORT_WINDOW} " in first
     assert any("EXISTS" in t and drama.value in t for t in kg.texts), "the hub was probed"
+
+
+def test_steps_cut_at_a_limit_are_the_first_in_the_order_returned(
+    tmp_path, monkeypatch: pytest.MonkeyPatch
+) -> None:  # type: ignore[no-untyped-def]
+    """Where the predicates are too many to probe, a hub's steps come from the plain
+    query, cut at the limit in the engine: it must cut in the order the steps are
+    returned (by predicate, forward first), or the kept step is another one."""
+    from middleware.kg import walks
+
+    monkeypatch.setattr(walks, "MAX_PREDICATES", 0)  # no vocabulary: the plain query
+    lines = [f"Film {i:05d}|has_genre|Drama" for i in range(SORT_WINDOW)]
+    lines += [f"Drama|has_genre|Style {i}" for i in range(SORT_WINDOW)]
+    kg = QueryLog.loaded(tmp_path / "store", lines, name="cut")
+    drama = kg.named("Drama")
+    both = kg.relation_steps([drama])
+    assert [f for _, f in both] == [True, False]
+    assert kg.relation_steps([drama], limit=1) == both[:1]
+
+
+def test_a_users_store_reads_a_hub_of_a_few_thousand_edges_from_its_window(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A store the middleware does not own may change without a new version, so its
+    steps are not probed against a predicate list read earlier: a predicate added
+    behind its back at a hub under STEPS_WINDOW edges is still found."""
+    import pyoxigraph
+
+    from middleware.kg.backends.local import LocalStore
+
+    theirs = pyoxigraph.Store()
+    kg = LocalStore(store=theirs, profile="metaqa", name="theirs")
+    lines = [f"Film {i:05d}|has_genre|Drama" for i in range(SORT_WINDOW)]
+    lines += [f"Film {i:05d}|has_genre|Comedy" for i in range(SORT_WINDOW)]
+    kg.load_text("\n".join(lines) + "\n", name="kb.txt")
+    drama = next(e.iri for e in kg.search("Drama") if e.label == "Drama")
+    comedy = next(e.iri for e in kg.search("Comedy") if e.label == "Comedy")
+    kg.relation_steps([comedy])
+    added = pyoxigraph.NamedNode("http://example.org/new_relation")
+    theirs.add(pyoxigraph.Quad(drama, added, pyoxigraph.Literal("x")))
+    assert (added, True) in kg.relation_steps([drama])

@@ -272,7 +272,7 @@ class LocalStore(GraphOperations):
 
     @property
     def oxigraph(self) -> ox.Store:
-        """The open pyoxigraph store (the live generation), read-only on disk."""
+        """The live generation's pyoxigraph store, to read (kept steps miss writes here)."""
         self.refresh()
         return self._store
 

@@ -14,6 +14,12 @@ more than the cap, so the rest was cut. The graph's own queries cut a hub's rows
 (3, True)
 >>> cut_note("triples", "Drama", 3, "qsm_neighbors_per_entity")
 'Drama: read 3 triples, more were cut (cap: qsm_neighbors_per_entity = 3)'
+
+A spread read can end short of its cap although more exist (``kg/spread.py``); the note
+says how many were read:
+
+>>> cut_note("triples", "Spain", 100, "qsm_neighbors_per_entity", spread=40, read=96)
+'Spain: read 96 triples, more were cut (cap: qsm_neighbors_per_entity = 100); a hub: read from 40 of its relations in turn'
 """
 
 from __future__ import annotations
@@ -85,10 +91,14 @@ def paths_capped(
     return _capped(graph.paths(a, b, max_hops=max_hops, limit=_ask(cap)), cap)
 
 
-def cut_note(what: str, where: str, cap: int, setting: str, *, spread: int = 0) -> str:
-    """A step note: what was read at ``where``, that more was cut, and the setting that
-    caps it; ``spread``: over how many of a hub's relations the read was spread."""
-    note = f"{where}: read {cap} {what}, more were cut (cap: {setting} = {cap})"
+def cut_note(
+    what: str, where: str, cap: int, setting: str, *, spread: int = 0, read: int | None = None
+) -> str:
+    """A step note: what was read at ``where`` (``read`` items, else ``cap``), that more
+    was cut, and the setting that caps it; ``spread``: over how many of a hub's
+    relations the read was spread."""
+    note = f"{where}: read {cap if read is None else read} {what}, more were cut"
+    note += f" (cap: {setting} = {cap})"
     if spread:
         note += f"; a hub: read from {spread} of its relations in turn"
     return note

@@ -138,7 +138,11 @@ def neighbourhood(
         read = neighbors_capped(graph, iri, per_entity, spread=spread)
         if read.cut and cuts is not None:
             name = verbalizer.name(iri)
-            cuts.append(cut_note("triples", name, per_entity, setting, spread=read.spread))
+            cuts.append(
+                cut_note(
+                    "triples", name, per_entity, setting, spread=read.spread, read=len(read.items)
+                )
+            )
         for triple in read.items:
             if verbalizer.keep(triple):
                 seen.setdefault(triple.key(), triple)

@@ -175,7 +175,12 @@ class Walker:
         if read.cut:
             where = self.verbalizer.name(current)
             note = cut_note(
-                "neighbour triples", where, read.cap, "ksl_neighbor_limit", spread=read.spread
+                "neighbour triples",
+                where,
+                read.cap,
+                "ksl_neighbor_limit",
+                spread=read.spread,
+                read=len(read.items),
             )
             offer.notes.insert(0, note)
         return offer

@@ -132,12 +132,17 @@ def main() -> int:
         return 0
     recorded = json.loads(args.check.read_text(encoding="utf-8"))
     prefixes = tuple(("metaqa" if name == "metaqa" else "webquestions") for name in args.sets)
-    before = {
-        key: value
-        for key, value in recorded.items()
-        if key.startswith(prefixes) and key.split("/")[2] in args.methods
-    }
-    changed = differences(before, now)
+
+    def compared(records: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+        # the work folder may hold other methods' answers from an earlier run
+        return {
+            key: value
+            for key, value in records.items()
+            if key.startswith(prefixes) and key.split("/")[2] in args.methods
+        }
+
+    before = compared(recorded)
+    changed = differences(before, compared(now))
     print("\n".join(changed))
     print(f"{len(changed)} of {len(before)} answers differ")
     return 1 if changed else 0

@@ -248,6 +248,16 @@ class AnswerSettings:
         "in confidence_basis for `kgmw calibrate`). On by itself when the calibration "
         "uses it.",
     )
+    answer_foreign_margin: float = setting(
+        0.15,
+        "Under answer_graph_only, withhold an answer as 'not in the graph' when the "
+        "question reads closer, by at least this much, to a relation the source does not "
+        "hold (a relation the shipped ontologies of other profiles name: spouse, capital, "
+        "...) than to every relation it knows (one encoder call per answer given; "
+        "docs/methods.md). 0: no such check.",
+        minimum=0.0,
+        maximum=1.0,
+    )
     answer_support_hops: int = setting(
         2,
         "Longest chain of evidence facts (RoK, QSM, PG) that may join a question entity "

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from middleware.errors import BadRequest
+from middleware.eval.foreign_relations_set import NAME as FOREIGN
+from middleware.eval.foreign_relations_set import build as build_foreign
 from middleware.eval.items import Dataset, EvalItem, finish
 from middleware.eval.loaders import (
     load_choice_jsonl,
@@ -99,6 +101,12 @@ DATASETS: dict[str, DatasetSpec] = {
             "MetaQA-shaped questions the graph cannot answer (made-up entities, absent "
             "relations), generated from the split and kb.txt with --seed",
         ),
+        DatasetSpec(
+            FOREIGN,
+            {s: f"metaqa/1-hop/qa_{s}.txt" for s in ("dev", "test")},
+            "Questions about real MetaQA entities asking for relations the graph does not "
+            "hold at all (a spouse, a budget), generated from kb.txt with --seed",
+        ),
     )
 }
 
@@ -131,6 +139,8 @@ def load_dataset(
     path = spec.path(data_dir, split)
     if name == UNANSWERABLE:
         return build_unanswerable(path, split=split, seed=seed)
+    if name == FOREIGN:
+        return build_foreign(path, split=split, seed=seed)
     if name == "webquestions":
         return load_webquestions(path, split=split, keep=keep)
     if name.startswith("metaqa-"):

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from middleware.errors import BadRequest
 from middleware.eval.datasets import load_dataset, sample
+from middleware.eval.foreign_relations_set import NAME as FOREIGN
 from middleware.eval.items import EvalItem
 from middleware.eval.multiple_choice import draw_with_choices, mc_hops
 from middleware.eval.unanswerable import NAME as UNANSWERABLE
@@ -74,8 +75,9 @@ def choose(
     be unanswerable: there is nothing to learn from them."""
     if (folds is None) != (fold is None):
         raise BadRequest("give --folds K and --fold I together")
-    if not held_out and UNANSWERABLE in datasets:
-        raise BadRequest(f"{UNANSWERABLE} has no gold answers to learn from")
+    for name in (UNANSWERABLE, FOREIGN):
+        if not held_out and name in datasets:
+            raise BadRequest(f"{name} has no gold answers to learn from")
     chosen = []
     for name in datasets:
         data = load_dataset(name, split=split, data_dir=data_dir, keep=keep, seed=seed)

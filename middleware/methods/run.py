@@ -50,6 +50,7 @@ class AnswerPolicy:
     support_hops: int = _DEFAULTS.answer_support_hops  # longest chain that supports
     calibration: str | None = None  # a calibration file; None: the shipped one
     relation_gap: bool = False  # measure the relation gap even if the calibration ignores it
+    foreign_margin: float = _DEFAULTS.answer_foreign_margin  # asks for a relation not held
 
     @classmethod
     def from_settings(cls, settings: AnswerSettings) -> AnswerPolicy:
@@ -60,6 +61,7 @@ class AnswerPolicy:
             support_hops=settings.answer_support_hops,
             calibration=settings.answer_calibration,
             relation_gap=settings.answer_relation_gap,
+            foreign_margin=settings.answer_foreign_margin,
         )
 
 

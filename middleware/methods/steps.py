@@ -57,6 +57,7 @@ from middleware.methods.calibration import Basis, load_calibration
 from middleware.methods.grounding import ground_answer
 from middleware.methods.run import PriorEvidence, Run
 from middleware.methods.support import SupportRule, find_support, weakest
+from middleware.planning.foreign_relations import ForeignRead, foreign_for
 from middleware.text.folding import fold
 from middleware.text.linking import EntityLinker
 from middleware.text.verbalize import Verbalizer
@@ -270,6 +271,23 @@ def _relation_gap(run: Run, support: Sequence[Support]) -> float:
     return round(min(gaps), 4) if gaps else 0.0
 
 
+def _foreign(run: Run, support: Sequence[Support]) -> ForeignRead | None:
+    """How the question reads against relations no source here holds, from the
+    supporting chain whose entity reads least foreign (None where no source can tell)."""
+    reads = []
+    for chain in support:
+        fit = run.relation_fits.get(chain.triples[0].source or "") if chain.triples else None
+        asked = run.asked.get(chain.start)
+        if fit is None or asked is None or not asked.span:
+            return None
+        held = {t.predicate.value for t in chain.triples}
+        read = foreign_for(fit).read(run.question, asked.span, held)
+        if read is None:
+            return None
+        reads.append(read)
+    return min(reads, key=lambda r: r.margin) if reads else None
+
+
 def finish(
     run: Run,
     text: str,
@@ -318,6 +336,8 @@ def finish(
             why = "no evidence joins an entity the question names to the answer"
         elif score < policy.min_confidence:
             why = f"its confidence {score:g} is below {policy.min_confidence:g}"
+        elif policy.foreign_margin > 0 and (read := _foreign(run, chains)) is not None:
+            why = read.why() if read.margin >= policy.foreign_margin else None
         if why is not None:
             run.warn(f"the answer {text!r} was withheld: {why}")
             guess = Guess(text, score, kept, why, chains)

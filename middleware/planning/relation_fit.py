@@ -41,6 +41,16 @@ def questions_for(verbalizer: Verbalizer, predicate: str, forward: bool) -> list
     """
     reading = verbalizer.relation(NamedNode(predicate), forward=forward)
     back = verbalizer.relation(NamedNode(predicate), forward=not forward)
+    return short_questions(reading, back)
+
+
+def short_questions(reading: str, back: str) -> list[str]:
+    """Short questions for the far end of a relation read ``reading`` from the
+    question's entity and ``back`` from the far end.
+
+    >>> short_questions("spouse", "spouse of")
+    ['what spouse of NE', 'NE spouse what', 'what is NE spouse', 'spouse of NE']
+    """
     return [
         f"what {back} {MASK}",
         f"{MASK} {reading} what",
@@ -78,6 +88,12 @@ class RelationFit:
                     self._vectors[key] = vectors[start : start + len(questions)]
                     start += len(questions)
             return keys
+
+    def known(self) -> set[str]:
+        """The relations (IRIs) compared so far: the profile's, the memory's and those
+        seen in evidence."""
+        with self._lock:
+            return set(self._known)
 
     def ranking(
         self, question: str, span: str, seen: Iterable[str] = ()

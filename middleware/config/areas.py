@@ -252,9 +252,9 @@ class AnswerSettings:
         0.15,
         "Under answer_graph_only, withhold an answer as 'not in the graph' when the "
         "question reads closer, by at least this much, to a relation the source does not "
-        "hold (a relation the shipped ontologies of other profiles name: spouse, capital, "
-        "...) than to every relation it knows (one encoder call per answer given; "
-        "docs/methods.md). 0: no such check.",
+        "hold (one the shipped ontologies or planning/world_relations.py name: spouse, "
+        "capital, budget, ...) than to every relation it knows (its profile's, its path "
+        "memory's, the answer's evidence); docs/methods.md. 0: no such check.",
         minimum=0.0,
         maximum=1.0,
     )

@@ -103,7 +103,7 @@ DATASETS: dict[str, DatasetSpec] = {
         ),
         DatasetSpec(
             FOREIGN,
-            {s: f"metaqa/1-hop/qa_{s}.txt" for s in ("dev", "test")},
+            dict.fromkeys(("dev", "test"), "metaqa/kb.txt"),
             "Questions about real MetaQA entities asking for relations the graph does not "
             "hold at all (a spouse, a budget), generated from kb.txt with --seed",
         ),

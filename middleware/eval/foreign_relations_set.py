@@ -100,9 +100,8 @@ def items_from(kb: MetaQAKB, *, split: str, seed: int, count: int = COUNT) -> li
     return items
 
 
-def build(first: Path, *, split: str, seed: int, count: int = COUNT) -> Dataset:
-    """The set over ``kb.txt`` two folders above ``first`` (MetaQA's 1-hop file)."""
-    kb_path = first.parent.parent / "kb.txt"
+def build(kb_path: Path, *, split: str, seed: int, count: int = COUNT) -> Dataset:
+    """The set over MetaQA's ``kb.txt``."""
     if not kb_path.is_file():
         raise LoadError(
             str(kb_path), None, "no such file", hint="the set is built from MetaQA's kb.txt"

@@ -7,8 +7,10 @@
 - ``ground``: the graph entities the answer names, per source.
 - ``finish``: the support rule (an answer is grounded only when the evidence joins an
   entity the question names to an answer entity: ``methods/support.py``), the
-  confidence, and the policy (``answer_graph_only``, ``answer_min_confidence``) that
-  withholds an unsupported or unsure answer as "not in the graph", kept as the guess.
+  confidence, and the policy (``answer_graph_only``, ``answer_min_confidence``,
+  ``answer_foreign_margin``) that withholds an unsupported or unsure answer, or one to
+  a question that asks for a relation the source does not hold, as "not in the graph",
+  kept as the guess.
 
 Confidence (0-1): an empty answer scores 0; an unsupported answer 0.1 with no evidence
 at all, else 0.2; a supported answer 0.5 + 0.5 × share, where share is the method's own
@@ -58,6 +60,7 @@ from middleware.methods.grounding import ground_answer
 from middleware.methods.run import PriorEvidence, Run
 from middleware.methods.support import SupportRule, find_support, weakest
 from middleware.planning.foreign_relations import ForeignRead, foreign_for
+from middleware.planning.relation_fit import RelationFit
 from middleware.text.folding import fold
 from middleware.text.linking import EntityLinker
 from middleware.text.verbalize import Verbalizer
@@ -272,16 +275,23 @@ def _relation_gap(run: Run, support: Sequence[Support]) -> float:
 
 
 def _foreign(run: Run, support: Sequence[Support]) -> ForeignRead | None:
-    """How the question reads against relations no source here holds, from the
-    supporting chain whose entity reads least foreign (None where no source can tell)."""
-    reads = []
+    """How the question reads against relations no source here holds: read once per
+    source and question entity of the supporting chains, with all their relations; the
+    read that reads least foreign (None where a source cannot tell)."""
+    held: dict[tuple[int, str], set[str]] = {}
+    fits: dict[int, RelationFit] = {}
     for chain in support:
         fit = run.relation_fits.get(chain.triples[0].source or "") if chain.triples else None
         asked = run.asked.get(chain.start)
         if fit is None or asked is None or not asked.span:
             return None
-        held = {t.predicate.value for t in chain.triples}
-        read = foreign_for(fit).read(run.question, asked.span, held)
+        fits[id(fit)] = fit
+        held.setdefault((id(fit), asked.span), set()).update(
+            t.predicate.value for t in chain.triples
+        )
+    reads = []
+    for (fit_id, span), predicates in held.items():
+        read = foreign_for(fits[fit_id]).read(run.question, span, predicates)
         if read is None:
             return None
         reads.append(read)
@@ -342,6 +352,10 @@ def finish(
             run.warn(f"the answer {text!r} was withheld: {why}")
             guess = Guess(text, score, kept, why, chains)
             text, kept, chains, given = NOT_FOUND, [], [], False
+    elif given and chains and run.choices and policy.foreign_margin > 0:
+        read = _foreign(run, chains)  # a pick stands; say when the choices may all miss
+        if read is not None and read.margin >= policy.foreign_margin:
+            run.warn(f"the pick {text!r} may not answer the question: {read.why()}")
     return Answer(
         question=run.question,
         answer=text,

@@ -7,12 +7,18 @@ relations the source knows, and the best of those is still a film relation.
 
 The relations the project's profiles name (every ``ontologies/*-relations.owl``) and
 relations many graphs hold (``world_relations.py``: spouse, capital, budget, ...) serve
-as foils. Each foil is asked
-as the same short questions as the source's own relations. A foil that reads like one
-of the source's own relations ("director" beside "directed by": ``NEAR``) stands for
-it and is left out. When the question reads clearly closer to a remaining foil than to
-every relation the source knows (by at least the ``answer_foreign_margin`` setting),
-the question asks for something the source does not hold.
+as foils. Each foil and each relation the source knows is asked as the same short
+questions, from either end (``relation_fit.short_questions``). A foil whose questions
+read like those of a known relation (``NEAR``: "director" beside "directed by") stands
+for it and is left out. When the question, its entity masked, reads closer to a
+remaining foil than to every known relation, by at least the ``answer_foreign_margin``
+setting, it asks for something the source does not hold.
+
+The relations known are fixed per source (its profile's, its path memory's) plus the
+answer's own evidence: never those of earlier answers, so a question reads the same
+whatever was asked before. Nothing is read where a relation of the evidence has no
+name of its own (an IRI such as ``ex:P19``: nothing to compare), nor with an encoder
+that reads words, not meaning (``hash``).
 """
 
 from __future__ import annotations
@@ -29,22 +35,24 @@ from pyoxigraph import NamedNode
 
 from middleware.kg.relations import RelationInfo, load_relations
 from middleware.planning.masking import mask
-from middleware.planning.relation_fit import RelationFit, questions_for, short_questions
+from middleware.planning.relation_fit import RelationFit, short_questions
 from middleware.planning.world_relations import WORLD_RELATIONS
 from middleware.support.resources import resource_dir
 from middleware.text.embeddings.encoders import normalize
 
-NEAR = 0.7  # a foil whose questions read this close to an own relation's stands for it
+NEAR = 0.7  # a foil whose short questions read this close to a known relation's is one
 WORLD_IRI = "https://kgmw.dev/world-relation/"  # names the foils of WORLD_RELATIONS
+
+Key = tuple[str, bool]  # a relation's IRI and the direction it is read in
 
 
 @dataclass(frozen=True)
 class ForeignRead:
-    """How much closer the question reads to a foil than to every own relation."""
+    """How much closer the question reads to a foil than to every known relation."""
 
-    margin: float  # the best foil's cosine minus the best own relation's
+    margin: float  # the best foil's cosine minus the best known relation's (or name's)
     foil: str  # the foil's name ("spouse")
-    closest: str  # the own relation that reads best, as read from the question's entity
+    closest: str  # the known relation that reads best, as read from the question's entity
 
     def why(self) -> str:
         return (
@@ -75,65 +83,74 @@ class ForeignRelations:
     def __init__(self, fit: RelationFit, foils: Iterable[RelationInfo] | None = None) -> None:
         self.fit = fit
         self._foils = list(shipped_foils() if foils is None else foils)
-        self._vectors: list[tuple[RelationInfo, np.ndarray]] | None = None
-        self._own: dict[tuple[str, bool], np.ndarray] = {}
+        self._foil_rows: list[np.ndarray] | None = None
+        self._own: dict[str, np.ndarray] = {}  # apart from the fit's: the gap compares those
         self._lock = threading.Lock()
 
-    def _foil_vectors(self) -> list[tuple[RelationInfo, np.ndarray]]:
-        with self._lock:
-            if self._vectors is None:
-                asked = [
-                    short_questions(info.reading(forward), info.reading(not forward))
-                    for info in self._foils
-                    for forward in (True, False)
-                ]
-                flat = [q for qs in asked for q in qs]
-                rows = normalize(self.fit.encoder().encode(flat)) if flat else np.zeros((0, 1))
-                size = len(asked[0]) if asked else 0
-                self._vectors = [
-                    (self._foils[i // 2], rows[i * size : (i + 1) * size])
-                    for i in range(len(asked))
-                ]
-            return self._vectors
+    def _encode(self, readings: list[tuple[str, str]]) -> list[np.ndarray]:
+        """Each relation's short questions, read forward (the first four rows), then
+        backward, from its two readings (forward, backward)."""
+        if not readings:
+            return []
+        asked = [short_questions(f, b) + short_questions(b, f) for f, b in readings]
+        rows = normalize(self.fit.encoder().encode([q for qs in asked for q in qs]))
+        size = len(asked[0])
+        return [rows[i * size : (i + 1) * size] for i in range(len(readings))]
 
-    def _own_vectors(self, predicates: Iterable[str]) -> list[tuple[tuple[str, bool], np.ndarray]]:
-        """The short questions of each of ``predicates`` both ways, encoded once (kept
-        apart from the ``RelationFit``'s, whose relations the relation gap compares)."""
-        keys = [(p, forward) for p in sorted(set(predicates)) for forward in (True, False)]
+    def _foils_encoded(self) -> list[np.ndarray]:
         with self._lock:
-            missing = [k for k in keys if k not in self._own]
-            if missing:
-                asked = [questions_for(self.fit.verbalizer, p, forward) for p, forward in missing]
-                rows = normalize(self.fit.encoder().encode([q for qs in asked for q in qs]))
-                size = len(asked[0])
-                for i, key in enumerate(missing):
-                    self._own[key] = rows[i * size : (i + 1) * size]
-            return [(k, self._own[k]) for k in keys]
+            if self._foil_rows is None:
+                self._foil_rows = self._encode(
+                    [(f.reading(True), f.reading(False)) for f in self._foils]
+                )
+            return self._foil_rows
+
+    def _own_encoded(self, predicates: Iterable[str]) -> dict[str, np.ndarray]:
+        verbalizer = self.fit.verbalizer
+        wanted = sorted(set(predicates))
+        with self._lock:
+            missing = [p for p in wanted if p not in self._own]
+            readings = [
+                (
+                    verbalizer.relation(NamedNode(p), forward=True),
+                    verbalizer.relation(NamedNode(p), forward=False),
+                )
+                for p in missing
+            ]
+            self._own.update(zip(missing, self._encode(readings), strict=True))
+            return {p: self._own[p] for p in wanted}
 
     def read(self, question: str, span: str, held: Iterable[str] = ()) -> ForeignRead | None:
         """How the question, ``span`` masked, reads against the foils and against the
-        relations the source knows: its ``RelationFit``'s and ``held`` (the evidence's,
-        the graph's own list). None when it knows none, or no foil is left."""
-        own_keys = self._own_vectors(self.fit.known() | set(held))
-        if not own_keys:
+        relations the source knows (its profile's, its memory's, and ``held``: the
+        evidence's). None when there is nothing to compare: no relation known, no foil
+        of its own, a relation of the evidence without a name, or an encoder without a
+        sense of meaning."""
+        held = set(held)
+        if self.fit.encoder().name.startswith("hash"):
             return None
-        own_iris = {iri for (iri, _), _ in own_keys}
-        own = np.concatenate([rows for _, rows in own_keys])
+        if any(not self.fit.verbalizer.named(NamedNode(p)) for p in held):
+            return None
+        own = self._own_encoded(self.fit.given | held)
+        if not own:
+            return None
         query = normalize(self.fit.encoder().encode([mask(question, span)]))[0]
-        own_scores = own @ query
-        best_row = int(np.argmax(own_scores))
-        (best_iri, forward), _ = own_keys[best_row // len(own_keys[0][1])]
-        best_foil, best_score = "", -1.0
-        for info, rows in self._foil_vectors():
-            if info.iri in own_iris or float((rows @ own.T).max()) >= NEAR:
+        scores = {p: float((rows @ query).max()) for p, rows in own.items()}
+        closest = max(sorted(scores), key=lambda p: scores[p])
+        known_best = scores[closest]
+        questions = np.concatenate(list(own.values()))
+        best_foil, foil_best = "", -1.0
+        for info, encoded in zip(self._foils, self._foils_encoded(), strict=True):
+            score = float((encoded @ query).max())
+            if info.iri in own or float((encoded @ questions.T).max()) >= NEAR:
                 continue  # the source holds it, or a relation that reads like it
-            score = float((rows @ query).max())
-            if score > best_score:
-                best_foil, best_score = info.label, score
+            if score > foil_best:
+                best_foil, foil_best = info.label, score
         if not best_foil:
             return None
-        closest = self.fit.verbalizer.relation(NamedNode(best_iri), forward=forward)
-        return ForeignRead(round(best_score - float(own_scores[best_row]), 4), best_foil, closest)
+        forward = float((own[closest][:4] @ query).max()) >= scores[closest]
+        reading = self.fit.verbalizer.relation(NamedNode(closest), forward=forward)
+        return ForeignRead(round(foil_best - known_best, 4), best_foil, reading)
 
 
 _BESIDE: weakref.WeakKeyDictionary[RelationFit, ForeignRelations] = weakref.WeakKeyDictionary()

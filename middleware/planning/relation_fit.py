@@ -72,6 +72,7 @@ class RelationFit:
         self.encoder = encoder  # opened on first use
         self.verbalizer = verbalizer
         self._known: set[str] = set(verbalizer.relations.iris()) | set(relations)
+        self.given = frozenset(self._known)  # the profile's and the memory's, never grown
         self._vectors: dict[tuple[str, bool], np.ndarray] = {}  # one row per question
         self._lock = threading.Lock()
 
@@ -88,12 +89,6 @@ class RelationFit:
                     self._vectors[key] = vectors[start : start + len(questions)]
                     start += len(questions)
             return keys
-
-    def known(self) -> set[str]:
-        """The relations (IRIs) compared so far: the profile's, the memory's and those
-        seen in evidence."""
-        with self._lock:
-            return set(self._known)
 
     def ranking(
         self, question: str, span: str, seen: Iterable[str] = ()

@@ -6,6 +6,11 @@ Each entry is the relation's name read from its subject, then from its object. T
 list covers people, creative works, places, organisations and things alike; it does
 not follow any one dataset. A source that holds one of them (or a relation that reads
 like it) never has it as a foil.
+
+Left out after measuring on dev questions, where they withheld right answers:
+"main subject" (MetaQA's tags answer "which topics is [X] about", and MiniLM does not
+read "tagged" like it) and "shares border with" (FB15k-237 names that relation
+"location location adjoin s. location adjoining relationship adjoins").
 """
 
 from __future__ import annotations
@@ -71,7 +76,6 @@ WORLD_RELATIONS: tuple[tuple[str, str], ...] = (
     ("narrative location", "setting of"),
     ("based on", "adapted as"),
     ("followed by", "follows"),
-    ("main subject", "subject of"),
     ("characters", "character in"),
     ("performer", "performed"),
     ("lyrics by", "lyricist of"),
@@ -91,7 +95,6 @@ WORLD_RELATIONS: tuple[tuple[str, str], ...] = (
     ("official language", "official language of"),
     ("currency", "currency of"),
     ("time zone", "time zone of"),
-    ("shares border with", "borders"),
     ("twinned city", "twin city of"),
     ("highest point", "highest point of"),
     ("inception", "founding date of"),

@@ -70,7 +70,7 @@ SCHEMAS: dict[str, Any] = {
             },
             "found": {
                 "type": "boolean",
-                "description": "false when the answer policy withheld the answer (answer_graph_only, answer_min_confidence) or nothing was found",
+                "description": "false when the answer policy withheld the answer (answer_graph_only, answer_min_confidence, answer_foreign_margin) or nothing was found",
             },
             "guess": {
                 "oneOf": [{"type": "null"}, ref("Guess")],

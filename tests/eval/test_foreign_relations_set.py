@@ -9,7 +9,7 @@ import pytest
 
 from middleware.errors import BadRequest, LoadError
 from middleware.eval.datasets import load_dataset
-from middleware.eval.foreign_relations_set import FORMS, KIND, NAME, items_from
+from middleware.eval.foreign_relations_set import FORMS, KIND, NAME, build, items_from
 from middleware.eval.metaqa_kb import MetaQAKB
 from middleware.eval.selection import choose
 from middleware.text.folding import fold
@@ -56,5 +56,13 @@ def test_refused_for_learning_and_without_a_kb(data_dir: Path, tmp_path: Path) -
         choose([NAME], split="dev", data_dir=data_dir, limit=None, seed=0, held_out=False)
     write_metaqa(tmp_path)
     (tmp_path / "metaqa/kb.txt").unlink()
-    with pytest.raises(LoadError, match=r"kb\.txt: no such file"):
+    with pytest.raises(BadRequest, match=r"no metaqa/kb\.txt under"):
         load_dataset(NAME, split="dev", data_dir=tmp_path)
+    with pytest.raises(LoadError, match=r"kb\.txt: no such file"):
+        build(tmp_path / "metaqa/kb.txt", split="dev", seed=0)
+
+
+def test_only_kb_txt_is_needed(tmp_path: Path) -> None:
+    (tmp_path / "metaqa").mkdir()
+    (tmp_path / "metaqa/kb.txt").write_text(KB, encoding="utf-8")
+    assert load_dataset(NAME, split="test", data_dir=tmp_path, seed=0).items

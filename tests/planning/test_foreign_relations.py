@@ -100,7 +100,7 @@ def test_the_foils_are_encoded_once_per_fit(sample: LocalStore, minilm: Sentence
 
 def plan_over(graph: LocalStore, **overrides: object) -> object:
     settings = Settings.load(config_path=None, env={}, overrides={"progress": False, **overrides})
-    return build_method("plan", settings, ScriptedLLM(), graph)
+    return build_method("plan", settings, ScriptedLLM(default="Heat"), graph)
 
 
 def test_plan_withholds_an_answer_along_another_relation(sample: LocalStore) -> None:
@@ -115,3 +115,62 @@ def test_plan_withholds_an_answer_along_another_relation(sample: LocalStore) -> 
 def test_a_margin_of_zero_turns_the_check_off(sample: LocalStore) -> None:
     answer = plan_over(sample, answer_foreign_margin=0.0).run(SPOUSE)  # type: ignore[attr-defined]
     assert answer.found and answer.answer != NOT_FOUND
+
+
+def people_graph(folder: Path, predicate: str, label: str | None) -> LocalStore:
+    store = LocalStore(folder, profile="generic")
+    named = f'ex:{predicate} rdfs:label "{label}" .\n' if label else ""
+    store.load_text(
+        "@prefix ex: <http://example.org/> .\n"
+        "@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .\n"
+        'ex:mann rdfs:label "Michael Mann" . ex:chicago rdfs:label "Chicago" .\n'
+        'ex:pacino rdfs:label "Al Pacino" . ex:nyc rdfs:label "New York City" .\n'
+        f"{named}ex:mann ex:{predicate} ex:chicago . ex:pacino ex:{predicate} ex:nyc .\n",
+        name="people.ttl",
+    )
+    return store
+
+
+BORN = "Where was Michael Mann born?"
+
+
+def test_a_read_does_not_depend_on_earlier_answers(tmp_path: Path, minilm: SentenceEncoder) -> None:
+    """The relation gap grows the fit's relations with each answer's evidence; the
+    foils compare only the fixed ones and this answer's own."""
+    store = people_graph(tmp_path / "g", "nativeCity", "native city")
+    fresh = ForeignRelations(fit_over(store, minilm)).read(BORN, "Michael Mann")
+    fit = fit_over(store, minilm)
+    fit.gap("Where was Al Pacino born?", "Al Pacino", {"http://example.org/nativeCity"})
+    after = ForeignRelations(fit).read(BORN, "Michael Mann")
+    assert fresh == after
+
+
+def test_nothing_is_read_for_a_relation_without_a_name(
+    tmp_path: Path, minilm: SentenceEncoder
+) -> None:
+    store = people_graph(tmp_path / "g", "P19", None)
+    foreign = ForeignRelations(fit_over(store, minilm))
+    assert foreign.read(BORN, "Michael Mann", ["http://example.org/P19"]) is None
+    answer = plan_over(store).run(BORN)  # type: ignore[attr-defined]
+    assert answer.found and "Chicago" in answer.answer
+
+
+def test_nothing_is_read_with_a_hash_encoder(sample: LocalStore) -> None:
+    from middleware.text.embeddings import HashEncoder
+
+    hashed = RelationFit(lambda: HashEncoder(), Verbalizer(sample))
+    assert ForeignRelations(hashed).read(SPOUSE, "Michael Mann") is None
+
+
+def test_tags_answer_what_a_film_is_about(sample: LocalStore, minilm: SentenceEncoder) -> None:
+    tags = "https://kgmw.dev/metaqa/relation/has_tags"
+    foreign = ForeignRelations(fit_over(sample, minilm))
+    for question in ("Which topics is Heat about?", "What is the subject of Heat?"):
+        read = foreign.read(question, "Heat", [tags])
+        assert read is None or read.margin < 0.15, (question, read)
+
+
+def test_a_multiple_choice_pick_stands_with_a_warning(sample: LocalStore) -> None:
+    answer = plan_over(sample).run(SPOUSE, choices=["Heat", "Summer Mann"])  # type: ignore[attr-defined]
+    assert answer.found
+    assert any("may not answer the question" in w and "'spouse'" in w for w in answer.warnings)

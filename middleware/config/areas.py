@@ -253,8 +253,8 @@ class AnswerSettings:
         "Under answer_graph_only, withhold an answer as 'not in the graph' when the "
         "question reads closer, by at least this much, to a relation the source does not "
         "hold (one the shipped ontologies or planning/world_relations.py name: spouse, "
-        "capital, budget, ...) than to every relation it knows (its profile's, its path "
-        "memory's, the answer's evidence); docs/methods.md. 0: no such check.",
+        "capital, budget, ...) that the question names than to every relation it knows "
+        "(its profile's, the answer's evidence); docs/methods.md. 0: no such check.",
         minimum=0.0,
         maximum=1.0,
     )

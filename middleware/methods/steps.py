@@ -352,7 +352,7 @@ def finish(
             run.warn(f"the answer {text!r} was withheld: {why}")
             guess = Guess(text, score, kept, why, chains)
             text, kept, chains, given = NOT_FOUND, [], [], False
-    elif given and chains and run.choices and policy.foreign_margin > 0:
+    elif given and chains and run.choices and policy.graph_only and policy.foreign_margin > 0:
         read = _foreign(run, chains)  # a pick stands; say when the choices may all miss
         if read is not None and read.margin >= policy.foreign_margin:
             run.warn(f"the pick {text!r} may not answer the question: {read.why()}")

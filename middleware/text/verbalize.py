@@ -34,7 +34,7 @@ from urllib.parse import unquote
 from pyoxigraph import BlankNode, Literal, NamedNode
 
 from middleware.kg.base import Hop, KnowledgeGraph, Path, Triple
-from middleware.kg.relations import RelationCatalog, RelationInfo, humanize, load_relations
+from middleware.kg.relations import RelationCatalog, RelationInfo, load_relations
 from middleware.kg.terms import Term
 
 XSD = "http://www.w3.org/2001/XMLSchema#"
@@ -117,17 +117,6 @@ class Verbalizer:
     def relation(self, predicate: NamedNode, *, forward: bool = True) -> str:
         """The relation's name as read from where a hop starts (``RelationInfo.reading``)."""
         return self._info(predicate).reading(forward)
-
-    def named(self, predicate: NamedNode) -> bool:
-        """Whether the relation has a name of its own (the profile's catalogue, or a
-        label in the graph), not one made from its IRI.
-
-        >>> Verbalizer().named(NamedNode("http://example.org/P19"))
-        False
-        """
-        return predicate.value in self.relations or self._info(predicate).label != humanize(
-            predicate.value
-        )
 
     def _info(self, predicate: NamedNode) -> RelationInfo:
         info = self._infos.get(predicate.value)

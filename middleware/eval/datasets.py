@@ -2,7 +2,7 @@
 to read each, which questions to keep, and a seeded draw.
 
 >>> sorted(DATASETS)[:3]
-['commonsenseqa', 'metaqa-1hop', 'metaqa-1hop-mc']
+['commonsenseqa', 'foreign-relation-metaqa', 'metaqa-1hop']
 """
 
 from __future__ import annotations

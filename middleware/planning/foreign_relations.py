@@ -47,14 +47,12 @@ NEAR = 0.7  # a foil whose short questions read this close to a known relation's
 NAMED = 0.7  # a foil counts only where some words of the question read this close to it
 WORLD_IRI = "https://kgmw.dev/world-relation/"  # names the foils of WORLD_RELATIONS
 
-Key = tuple[str, bool]  # a relation's IRI and the direction it is read in
-
 
 @dataclass(frozen=True)
 class ForeignRead:
     """How much closer the question reads to a foil than to every known relation."""
 
-    margin: float  # the best foil's cosine minus the best known relation's (or name's)
+    margin: float  # the best named foil's cosine minus the best known relation's
     foil: str  # the foil's name ("spouse")
     closest: str  # the known relation that reads best, as read from the question's entity
 

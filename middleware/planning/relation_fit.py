@@ -72,7 +72,7 @@ class RelationFit:
         self.encoder = encoder  # opened on first use
         self.verbalizer = verbalizer
         self._known: set[str] = set(verbalizer.relations.iris()) | set(relations)
-        self.given = frozenset(self._known)  # the profile's and the memory's, never grown
+        self.given = frozenset(self._known)  # the profile's and those given here, never grown
         self._vectors: dict[tuple[str, bool], np.ndarray] = {}  # one row per question
         self._lock = threading.Lock()
 

@@ -30,7 +30,11 @@ def learn_graph(
     graph = work.graph()
     plan = work.settings.table(PlanSettings)
     config = GraphLessons(
-        per_role=per_role, max_hops=plan.max_hops, seconds=minutes * 60.0, seed=seed
+        per_role=per_role,
+        max_hops=plan.max_hops,
+        min_junction=plan.min_junction,
+        seconds=minutes * 60.0,
+        seed=seed,
     )
     # a stale memory needs no warning here: this run words it anew, and says itself
     # when learned entries in it are from before the graph was loaded again
@@ -71,7 +75,8 @@ def learn_graph(
     resumed = " (resumed)" if report.resumed else ""
     click.echo(
         f"sampled {report.topics} topics{resumed}, grew {report.grown}: {report.paths} "
-        f"relation paths found, {report.kept_paths} kept, worded as {report.entries} "
+        f"relation paths found, {report.incoherent} left out as incoherent, "
+        f"{report.kept_paths} kept, worded as {report.entries} "
         f"generated entries; {len(memory.entries)} entries in {where}"
     )
     for warning in report.warnings:

@@ -230,6 +230,15 @@ class PlanSettings(MethodTable):
         "Plan: plans whose ends are of the kind the question asks for (a date, a number, "
         "an entity) come first.",
     )
+    min_junction: float = setting(
+        0.2,
+        "Learning from the graph (kgmw learn --from-graph): a path of several steps is "
+        "worded only where at least this share of the entities on either side of each "
+        "junction are on both (fewer: a name collision, such as a genre that is also a "
+        "film's title; 0: every path).",
+        minimum=0.0,
+        maximum=1.0,
+    )
     relation_coverage: bool = setting(
         True,
         "Plan (zero-shot and generated memories): a path that leaves out a relation the "

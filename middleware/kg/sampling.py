@@ -10,13 +10,19 @@ touch it, so topics are sampled per predicate and side.
 >>> directed_by = kg.relation_steps([kg.search("Heat")[0].iri])[0][0]
 >>> [e.value.rsplit("/", 1)[-1] for e in kg.sample_ends(directed_by, subjects=False, limit=5)]
 ['Michael%20Mann']
+>>> kg.step_shares([kg.search("Heat")[0].iri], [directed_by]) == {(directed_by, True): 1.0}
+True
 """
 
 from __future__ import annotations
 
-from pyoxigraph import NamedNode
+from collections.abc import Sequence
+
+from pyoxigraph import Literal, NamedNode
 
 from middleware.kg.terms import Term
+
+STEP_SAMPLE = 100  # entities one ``step_shares`` query reads (each an index lookup per step)
 
 
 class EntitySampling:
@@ -40,3 +46,21 @@ class EntitySampling:
             offset=max(0, offset),
         )
         return [e for row in rows if isinstance(e := row.get("e"), NamedNode)]
+
+    def step_shares(
+        self, nodes: Sequence[NamedNode], predicates: Sequence[NamedNode]
+    ) -> dict[tuple[NamedNode, bool], float]:
+        """Of ``nodes`` (the first ``STEP_SAMPLE``), the share that has each relation step
+        (predicate, forward) over ``predicates``; steps none has are left out."""
+        sample = list(dict.fromkeys(nodes))[:STEP_SAMPLE]
+        if not sample or not predicates:
+            return {}
+        rows = self._select("step_shares", nodes=sample, predicates=list(dict.fromkeys(predicates)))
+        found: dict[tuple[NamedNode, bool], float] = {}
+        for row in rows:
+            predicate, forward, count = row.get("p"), row.get("forward"), row.get("n")
+            if not (isinstance(predicate, NamedNode) and isinstance(forward, Literal)):
+                continue
+            if isinstance(count, Literal) and int(count.value) > 0:
+                found[(predicate, forward.value in ("true", "1"))] = int(count.value) / len(sample)
+        return found

@@ -8,6 +8,10 @@ path, the sampled topics it leaves. Each path found is then worded as questions 
 its relations' labels (``wordings.py``) and stored as generated memory entries, one per
 wording, which the planner's vote reads exactly like learned questions.
 
+A longer path is kept only where each of its junctions is one the graph's entities
+commonly make (``junctions.py``): at least ``min_junction`` of the entities a step
+reaches go on along the next, or of those the next leaves from are reached by it.
+
 The census is saved beside the memory as it goes (``<memory>.census.json``); an
 interrupted run, or one stopped by its time, resumes from it while the source, its
 data and the sampling are unchanged.
@@ -31,6 +35,7 @@ from middleware.kg.base import KnowledgeGraph
 from middleware.kg.identity import source_identity
 from middleware.planning.answer_types import ends_kind
 from middleware.planning.candidates import grow
+from middleware.planning.junctions import coherent_paths
 from middleware.planning.memory import MemoryEntry, PathMemory, fingerprint
 from middleware.planning.mining import MinedPath
 from middleware.planning.relpaths import from_key, path_key
@@ -55,6 +60,7 @@ class GraphLessons:
     topic_queries: int = 60
     max_paths: int = 3000
     min_share: float = 0.02
+    min_junction: float = 0.2
     seconds: float = 1800.0
     seed: int = 0
 
@@ -183,21 +189,43 @@ def dated(graph: KnowledgeGraph, topic: str, key: str) -> bool:
     return ends_kind([names.get(e, "") for e in ends], ends) == "date"
 
 
+@dataclass
+class GraphReport:
+    """What a run learned: topics sampled and grown, paths found and kept, entries."""
+
+    topics: int = 0
+    grown: int = 0
+    paths: int = 0
+    incoherent: int = 0  # longer paths left out: a junction few entities make
+    kept_paths: int = 0
+    entries: int = 0
+    resumed: bool = False
+    warnings: list[str] = field(default_factory=list)
+
+
 def generated_entries(
-    graph: KnowledgeGraph, verbalizer: Verbalizer, census: Census, config: GraphLessons
+    graph: KnowledgeGraph,
+    verbalizer: Verbalizer,
+    census: Census,
+    config: GraphLessons,
+    report: GraphReport | None = None,
 ) -> list[MemoryEntry]:
     """One entry per wording of each path in the census: every 1-hop path (a relation
     few entities have is still asked about), then the longer paths at least
-    ``min_share`` of the topics have, the most common first; ``max_paths`` paths."""
+    ``min_share`` of the topics have and whose junctions are coherent, the most common
+    first; ``max_paths`` paths. ``report`` counts the paths left out as incoherent."""
     least = max(1, math.ceil(config.min_share * census.done))
-    ranked = sorted(
-        (
-            (key, seen)
-            for key, seen in census.paths.items()
-            if seen[0] >= least or len(from_key(key)) == 1
-        ),
-        key=lambda kv: (len(from_key(kv[0])) > 1, -kv[1][0], len(kv[0]), kv[0]),
-    )
+    common = [
+        (key, seen)
+        for key, seen in census.paths.items()
+        if seen[0] >= least or len(from_key(key)) == 1
+    ]
+    paths = coherent_paths(graph, [from_key(k) for k, _ in common], least=config.min_junction)
+    coherent = {path_key(p) for p in paths}
+    kept = [(key, seen) for key, seen in common if key in coherent]
+    if report is not None:
+        report.incoherent = len(common) - len(kept)
+    ranked = sorted(kept, key=lambda kv: (len(from_key(kv[0])) > 1, -kv[1][0], len(kv[0]), kv[0]))
     entries = []
     for key, (count, example) in ranked[: config.max_paths]:
         path = from_key(key)
@@ -208,19 +236,6 @@ def generated_entries(
             for i, text in enumerate(texts)
         ]
     return entries
-
-
-@dataclass
-class GraphReport:
-    """What a run learned: topics sampled and grown, paths found and kept, entries."""
-
-    topics: int = 0
-    grown: int = 0
-    paths: int = 0
-    kept_paths: int = 0
-    entries: int = 0
-    resumed: bool = False
-    warnings: list[str] = field(default_factory=list)
 
 
 def learn_from_graph(
@@ -261,7 +276,7 @@ def learn_from_graph(
             census.stopped + "; the memory holds the paths found so far, and the same "
             "command continues the rest (give it more --minutes)"
         )
-    entries = generated_entries(graph, verbalizer, census, config)
+    entries = generated_entries(graph, verbalizer, census, config, report)
     report.kept_paths = len({e.paths[0].key for e in entries})
     report.entries = len(entries)
     if not entries:

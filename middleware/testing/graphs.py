@@ -200,6 +200,17 @@ class GraphConformance:
         assert steps == [(ex("marriedTo"), True), (ex("starring"), False)]
         assert graph.relation_steps([ex("Nobody")]) == []
 
+    def test_step_shares_count_the_entities_that_have_each_step(
+        self, graph: KnowledgeGraph
+    ) -> None:
+        directors = [ex("Cameron"), ex("Nolan"), ex("Mendes")]
+        shares = graph.step_shares(directors, [ex("directedBy"), ex("marriedTo")])
+        assert shares == {(ex("directedBy"), False): 1.0, (ex("marriedTo"), False): 1 / 3}
+        assert graph.step_shares([ex("Cameron"), ex("Nobody")], [ex("directedBy")]) == {
+            (ex("directedBy"), False): 0.5
+        }
+        assert graph.step_shares([], [ex("directedBy")]) == {}
+
     def test_follow_walks_a_relation_path_without_coming_back(self, graph: KnowledgeGraph) -> None:
         same_director = ((ex("directedBy"), True), (ex("directedBy"), False))
         walks = graph.follow(ex("Titanic"), same_director)

@@ -75,8 +75,8 @@ def learn_graph(
     resumed = " (resumed)" if report.resumed else ""
     click.echo(
         f"sampled {report.topics} topics{resumed}, grew {report.grown}: {report.paths} "
-        f"relation paths found, {report.incoherent} left out as incoherent, "
-        f"{report.kept_paths} kept, worded as {report.entries} "
+        f"relation paths found, {report.common} common, {report.incoherent} of them left "
+        f"out as incoherent, {report.kept_paths} kept, worded as {report.entries} "
         f"generated entries; {len(memory.entries)} entries in {where}"
     )
     for warning in report.warnings:

@@ -30,7 +30,7 @@ from typing import Any
 
 from pyoxigraph import NamedNode
 
-from middleware.errors import BadRequest, ConfigError
+from middleware.errors import BadRequest, ConfigError, EndpointError
 from middleware.kg.base import KnowledgeGraph
 from middleware.kg.identity import source_identity
 from middleware.planning.answer_types import ends_kind
@@ -196,7 +196,8 @@ class GraphReport:
     topics: int = 0
     grown: int = 0
     paths: int = 0
-    incoherent: int = 0  # longer paths left out: a junction few entities make
+    common: int = 0  # paths of one step, and longer ones at least min_share of topics have
+    incoherent: int = 0  # of those, longer paths left out: a junction few entities make
     kept_paths: int = 0
     entries: int = 0
     resumed: bool = False
@@ -220,11 +221,19 @@ def generated_entries(
         for key, seen in census.paths.items()
         if seen[0] >= least or len(from_key(key)) == 1
     ]
-    paths = coherent_paths(graph, [from_key(k) for k, _ in common], least=config.min_junction)
+    try:
+        paths = coherent_paths(graph, [from_key(k) for k, _ in common], least=config.min_junction)
+    except EndpointError as err:  # the census is saved: learning goes on without the check
+        paths = [from_key(k) for k, _ in common]
+        if report is not None:
+            report.warnings.append(
+                f"the junctions of the relation paths could not be read ({err}); every "
+                "path is kept, name collisions too (plan_min_junction)"
+            )
     coherent = {path_key(p) for p in paths}
     kept = [(key, seen) for key, seen in common if key in coherent]
     if report is not None:
-        report.incoherent = len(common) - len(kept)
+        report.common, report.incoherent = len(common), len(common) - len(kept)
     ranked = sorted(kept, key=lambda kv: (len(from_key(kv[0])) > 1, -kv[1][0], len(kv[0]), kv[0]))
     entries = []
     for key, (count, example) in ranked[: config.max_paths]:

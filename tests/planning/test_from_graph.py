@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from middleware.config.methods import PlanSettings
-from middleware.errors import ConfigError
+from middleware.errors import ConfigError, EndpointError
 from middleware.kg.backends.local import LocalStore
 from middleware.planning import from_graph
 from middleware.planning.from_graph import GraphLessons, census_path, learn_from_graph
@@ -450,3 +450,20 @@ def test_a_path_through_a_name_collision_is_left_out(tmp_path: Path) -> None:
     # the mechanism, not the sample: with no least share the collision is worded too
     paths, report = kept(min_junction=0.0)
     assert collision in paths and report.incoherent == 0  # type: ignore[attr-defined]
+
+
+def test_junctions_that_cannot_be_read_keep_every_path_with_a_warning(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = LocalStore(tmp_path / "films", profile="generic")
+    store.load([films_path()])
+
+    def refused(*_: object, **__: object) -> dict[object, float]:
+        raise EndpointError("the endpoint answered 503")
+
+    monkeypatch.setattr(store, "step_shares", refused)
+    memory = PathMemory.new(store, "hash")
+    report = learned(store, memory, tmp_path / "m.json", min_share=0.01)
+    assert any("could not be read" in w and "503" in w for w in report.warnings)  # type: ignore[attr-defined]
+    assert report.incoherent == 0 and report.kept_paths == report.common  # type: ignore[attr-defined]
+    assert (tmp_path / "m.json").is_file()

@@ -14,15 +14,25 @@ a graph copied 100 times: 23 ms a count). ``at_most`` stops counting there.
 
 from __future__ import annotations
 
+import threading
+import weakref
+from collections import OrderedDict
 from collections.abc import Sequence
 
 from pyoxigraph import Literal, NamedNode
 
 from middleware.kg.base import SORT_WINDOW, Capabilities
 from middleware.kg.terms import Term, to_iri
+from middleware.kg.transport_stubs import VersionedTransport
 
 DEGREE_BATCH = 200  # entities one ``degrees`` query counts
 DEGREES_WINDOW = 20_000  # edges one capped batch count reads before counting each entity
+DEGREES_KEPT = 100_000  # capped counts a store keeps (least recently used out)
+_DegreeKey = tuple[int, int, str]  # version, cap, the entity's IRI
+_DEGREES: weakref.WeakKeyDictionary[object, OrderedDict[_DegreeKey, int]] = (
+    weakref.WeakKeyDictionary()
+)
+_DEGREES_LOCK = threading.Lock()
 
 
 def _count(rows: list[dict[str, Term]]) -> int:
@@ -30,16 +40,13 @@ def _count(rows: list[dict[str, Term]]) -> int:
     return int(value.value) if isinstance(value, Literal) else 0
 
 
-class DegreeCounts:
-    """Degree counts of a graph (mixed into ``GraphOperations``)."""
+class DegreeCounts(VersionedTransport):
+    """Degree counts of a graph (mixed into ``GraphOperations``). A store that owns its
+    data keeps capped counts per version of it: the same names are ranked again and
+    again (a question's spans, then a draft's names; at scale, hundreds of numbered
+    copies of one name tie)."""
 
     capabilities: Capabilities
-
-    def _select(self, template: str, /, **bindings: object) -> list[dict[str, Term]]:
-        raise NotImplementedError  # the transport, from GraphOperations
-
-    def _common_bindings(self) -> dict[str, object]:
-        raise NotImplementedError  # from GraphOperations
 
     def degree(self, entity: str | NamedNode, *, at_most: int | None = None) -> int:
         """Number of relation triples (either direction) that touch ``entity``; with
@@ -61,20 +68,51 @@ class DegreeCounts:
         found: dict[NamedNode, int] = dict.fromkeys(entities, 0)
         unique = list(found)
         common = self._common_bindings()
+        keep = at_most is not None and self.capabilities.in_process and self.versions_every_change
+        if keep:
+            self.refresh()  # first: a reader moves to a load another process swapped in
+            known = self._kept_degrees(unique, max(1, at_most or 1))
+            found.update(known)
+            unique = [e for e in unique if e not in known]
         for start in range(0, len(unique), DEGREE_BATCH):
             batch = unique[start : start + DEGREE_BATCH]
             if at_most is not None and self.capabilities.in_process:
                 cap = max(1, at_most)  # as ``degree``
                 if window:
-                    found.update(self._capped_batch(batch, cap))
+                    counted = self._capped_batch(batch, cap)
                 else:
-                    found.update({e: self.degree(e, at_most=cap) for e in batch})
+                    counted = {e: self.degree(e, at_most=cap) for e in batch}
+                found.update(counted)
+                if keep:
+                    self._keep_degrees(counted, cap)
                 continue
             for row in self._select("degrees", entities=batch, **common):
                 node, count = row.get("e"), row.get("n")
                 if isinstance(node, NamedNode) and isinstance(count, Literal):
                     found[node] = int(count.value)
         return found
+
+    def _kept_degrees(self, entities: list[NamedNode], cap: int) -> dict[NamedNode, int]:
+        """The capped counts kept for ``entities`` at this version."""
+        with _DEGREES_LOCK:
+            kept = _DEGREES.get(self)
+            if not kept:
+                return {}
+            found = {}
+            for entity in entities:
+                key = (self.version, cap, entity.value)
+                if key in kept:
+                    kept.move_to_end(key)
+                    found[entity] = kept[key]
+            return found
+
+    def _keep_degrees(self, counts: dict[NamedNode, int], cap: int) -> None:
+        with _DEGREES_LOCK:
+            kept = _DEGREES.setdefault(self, OrderedDict())
+            for entity, count in counts.items():
+                kept[(self.version, cap, entity.value)] = count
+            while len(kept) > DEGREES_KEPT:
+                kept.popitem(last=False)
 
     def _capped_batch(self, batch: list[NamedNode], at_most: int) -> dict[NamedNode, int]:
         """Each entity's degree up to ``at_most``, from one window of the batch's edges

@@ -4,6 +4,7 @@ know that a node is a hub (ranking linked entities, the planner's notes)."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 from pyoxigraph import NamedNode
@@ -24,6 +25,12 @@ def hub(tmp_path_factory: pytest.TempPathFactory) -> QueryLog:
     lines += ["DRAMA|has_tags|shouting"]  # folds as "Drama" does: a tie that degrees break
     store = QueryLog.loaded(tmp_path_factory.mktemp("hub") / "store", lines, name="hub")
     return store
+
+
+@pytest.fixture(autouse=True)
+def counted_afresh() -> None:
+    """Each test sees what a fresh process reads (counts are kept per data version)."""
+    degrees_module._DEGREES.clear()
 
 
 def test_a_capped_count_stops_at_the_cap_and_an_uncapped_one_does_not(hub: QueryLog) -> None:
@@ -147,3 +154,39 @@ def test_a_small_cap_still_reads_a_hubs_window_before_counting_each(hub: QueryLo
     before = hub.query_count
     assert hub.degrees([drama, *films], at_most=1) == dict.fromkeys([drama, *films], 1)
     assert hub.query_count - before <= 2
+
+
+def test_capped_counts_are_kept_until_the_data_changes(tmp_path: Path) -> None:
+    store = QueryLog.loaded(
+        tmp_path / "store",
+        ["Heat|directed_by|Michael Mann", "Ali|directed_by|Michael Mann"],
+        name="kept",
+    )
+    mann, heat = store.named("Michael Mann"), store.named("Heat")
+    assert store.degrees([mann, heat], at_most=10) == {mann: 2, heat: 1}
+    before = store.query_count
+    assert store.degrees([heat, mann], at_most=10) == {heat: 1, mann: 2}
+    assert store.query_count == before  # kept
+    assert store.degrees([mann], at_most=1) == {mann: 1}  # another cap is counted anew
+    assert store.query_count == before + 1
+    store.load_text("Thief|directed_by|Michael Mann\n", name="more.txt")
+    assert store.degrees([mann], at_most=10) == {mann: 3}  # a load moves the version
+    uncapped = store.query_count
+    store.degrees([mann])
+    store.degrees([mann])
+    assert store.query_count == uncapped + 2  # an exact count is never kept
+
+
+def test_a_wrapped_store_keeps_no_counts() -> None:
+    """Its data may change under it without a new version."""
+    from pyoxigraph import Store
+
+    from middleware.kg.backends.local import LocalStore
+
+    kg = LocalStore(store=Store(), profile="metaqa")
+    kg.load_text("Heat|directed_by|Michael Mann\n", name="kb.txt")
+    mann = kg.search("Michael Mann")[0].iri
+    assert kg.degrees([mann], at_most=10) == {mann: 1}
+    before = kg.thread_query_count
+    kg.degrees([mann], at_most=10)
+    assert kg.thread_query_count == before + 1

@@ -27,11 +27,10 @@ from middleware.kg.transport_stubs import VersionedTransport
 
 DEGREE_BATCH = 200  # entities one ``degrees`` query counts
 DEGREES_WINDOW = 20_000  # edges one capped batch count reads before counting each entity
-DEGREES_KEPT = 100_000  # capped counts a store keeps (least recently used out)
-_DegreeKey = tuple[int, int, str]  # version, cap, the entity's IRI
-_DEGREES: weakref.WeakKeyDictionary[object, OrderedDict[_DegreeKey, int]] = (
-    weakref.WeakKeyDictionary()
-)
+DEGREES_KEPT = 100_000  # capped counts each store keeps (least recently used out)
+_Kept = OrderedDict[tuple[int, str], int]  # (cap, the entity's IRI) -> count
+# per store: the version its counts were read at, and the counts (a new version drops them)
+_DEGREES: weakref.WeakKeyDictionary[object, tuple[int, _Kept]] = weakref.WeakKeyDictionary()
 _DEGREES_LOCK = threading.Lock()
 
 
@@ -68,23 +67,25 @@ class DegreeCounts(VersionedTransport):
         found: dict[NamedNode, int] = dict.fromkeys(entities, 0)
         unique = list(found)
         common = self._common_bindings()
-        keep = at_most is not None and self.capabilities.in_process and self.versions_every_change
+        cap = None if at_most is None else max(1, at_most)  # as ``degree``
+        keep = cap is not None and self.capabilities.in_process and self.versions_every_change
+        version = 0
         if keep:
             self.refresh()  # first: a reader moves to a load another process swapped in
-            known = self._kept_degrees(unique, max(1, at_most or 1))
+            version = self.version  # what is counted from here is of this version
+            known = self._kept_degrees(version, unique, cap or 1)
             found.update(known)
             unique = [e for e in unique if e not in known]
         for start in range(0, len(unique), DEGREE_BATCH):
             batch = unique[start : start + DEGREE_BATCH]
-            if at_most is not None and self.capabilities.in_process:
-                cap = max(1, at_most)  # as ``degree``
+            if cap is not None and self.capabilities.in_process:
                 if window:
                     counted = self._capped_batch(batch, cap)
                 else:
                     counted = {e: self.degree(e, at_most=cap) for e in batch}
                 found.update(counted)
                 if keep:
-                    self._keep_degrees(counted, cap)
+                    self._keep_degrees(version, counted, cap)
                 continue
             for row in self._select("degrees", entities=batch, **common):
                 node, count = row.get("e"), row.get("n")
@@ -92,27 +93,36 @@ class DegreeCounts(VersionedTransport):
                     found[node] = int(count.value)
         return found
 
-    def _kept_degrees(self, entities: list[NamedNode], cap: int) -> dict[NamedNode, int]:
-        """The capped counts kept for ``entities`` at this version."""
+    def _kept_degrees(
+        self, version: int, entities: list[NamedNode], cap: int
+    ) -> dict[NamedNode, int]:
+        """The capped counts kept for ``entities`` at ``version``."""
         with _DEGREES_LOCK:
-            kept = _DEGREES.get(self)
-            if not kept:
+            at, kept = _DEGREES.get(self, (version, OrderedDict()))
+            if at != version:
                 return {}
             found = {}
             for entity in entities:
-                key = (self.version, cap, entity.value)
+                key = (cap, entity.value)
                 if key in kept:
                     kept.move_to_end(key)
                     found[entity] = kept[key]
             return found
 
-    def _keep_degrees(self, counts: dict[NamedNode, int], cap: int) -> None:
+    def _keep_degrees(self, version: int, counts: dict[NamedNode, int], cap: int) -> None:
+        """Keep ``counts``, read at ``version``, unless a load moved the version while
+        they were read (they may mix two versions' data)."""
         with _DEGREES_LOCK:
-            kept = _DEGREES.setdefault(self, OrderedDict())
+            if self.version != version:
+                return
+            at, kept = _DEGREES.get(self, (version, OrderedDict()))
+            if at != version:
+                at, kept = version, OrderedDict()
             for entity, count in counts.items():
-                kept[(self.version, cap, entity.value)] = count
+                kept[(cap, entity.value)] = count
             while len(kept) > DEGREES_KEPT:
                 kept.popitem(last=False)
+            _DEGREES[self] = (at, kept)
 
     def _capped_batch(self, batch: list[NamedNode], at_most: int) -> dict[NamedNode, int]:
         """Each entity's degree up to ``at_most``, from one window of the batch's edges

@@ -190,3 +190,23 @@ def test_a_wrapped_store_keeps_no_counts() -> None:
     before = kg.thread_query_count
     kg.degrees([mann], at_most=10)
     assert kg.thread_query_count == before + 1
+
+
+def test_counts_read_while_a_load_moves_the_version_are_not_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A load (another thread's, or another process's a reader moves to) that lands
+    while a batch is counted: the counts may be the old data's, so none is kept."""
+    store = QueryLog.loaded(tmp_path / "store", ["Heat|directed_by|Michael Mann"], name="race")
+    mann = store.named("Michael Mann")
+    counted_before = store._capped_batch
+
+    def a_load_meanwhile(batch: list[NamedNode], cap: int) -> dict[NamedNode, int]:
+        counted = counted_before(batch, cap)
+        store.load_text("Ali|directed_by|Michael Mann\n", name="more.txt")
+        return counted
+
+    monkeypatch.setattr(store, "_capped_batch", a_load_meanwhile)
+    assert store.degrees([mann], at_most=10) == {mann: 1}  # what was read, at the old data
+    monkeypatch.undo()
+    assert store.degrees([mann], at_most=10) == {mann: 2}

@@ -272,7 +272,8 @@ class LocalStore(GraphOperations):
 
     @property
     def oxigraph(self) -> ox.Store:
-        """The live generation's pyoxigraph store, to read (kept steps miss writes here)."""
+        """The live generation's pyoxigraph store, to read (kept relation steps and
+        capped degree counts miss writes here: write through the load methods)."""
         self.refresh()
         return self._store
 

@@ -272,8 +272,7 @@ class LocalStore(GraphOperations):
 
     @property
     def oxigraph(self) -> ox.Store:
-        """The live generation's pyoxigraph store, to read (kept relation steps and
-        capped degree counts miss writes here: write through the load methods)."""
+        """The live generation's pyoxigraph store, to read (kept steps, degrees miss writes)."""
         self.refresh()
         return self._store
 

@@ -21,6 +21,7 @@ from middleware.testing.graphs import ex, films_path
 from middleware.text.embeddings import HashEncoder
 from middleware.text.linking import EntityLinker
 from middleware.text.verbalize import Verbalizer
+from tests.planning.test_junctions import collision_turtle
 
 DIRECTED_BY = path_key(((ex("directedBy"), True),))
 
@@ -416,24 +417,11 @@ def test_one_labeled_relation_among_many_unlabeled_is_enough(tmp_path: Path) -> 
 
 
 def test_a_path_through_a_name_collision_is_left_out(tmp_path: Path) -> None:
-    """Most films' genre is "Drama", which is also a film's title (one IRI): the path
-    genre → directed by then leaves most films, yet only one genre of nine has a
-    director. Same-director films (directed by → directed by⁻¹) stay."""
-    lines = [
-        "@prefix ex: <http://example.org/film/> .",
-        "@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .",
-    ]
-    others = ["Comedy", "Horror", "Western", "Musical", "Noir", "War", "Crime", "Sport"]
-    for i in range(14):
-        genre = "Drama" if i < 6 else others[i - 6]
-        lines.append(
-            f'ex:F{i} rdfs:label "Film {i}" ; ex:directedBy ex:D{i % 4} ; ex:genre ex:{genre} .'
-        )
-    lines += [f'ex:{g} rdfs:label "{g}" .' for g in ["Drama", *others]]
-    lines += [f'ex:D{i} rdfs:label "Director {i}" .' for i in range(4)]
-    lines.append('ex:Drama ex:directedBy ex:D9 . ex:D9 rdfs:label "Director 9" .')
+    """A genre that is also a film's title (``collision_turtle``): the path genre →
+    directed by leaves most films, yet one genre of nine has a director. Same-director
+    films (directed by → directed by⁻¹) stay."""
     data = tmp_path / "collide.ttl"
-    data.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    data.write_text(collision_turtle(), encoding="utf-8")
     store = LocalStore(tmp_path / "store", profile="generic")
     store.load([data])
     collision = path_key(((ex("genre"), True), (ex("directedBy"), True)))

@@ -19,7 +19,7 @@ OTHERS = ["Comedy", "Horror", "Western", "Musical", "Noir", "War", "Crime", "Spo
 def collision_turtle() -> str:
     """Fourteen films by four directors, each with an actor; six are dramas, and
     "Drama" is also a film's title (one IRI, with a director); two films have a
-    language, and their actors star in nothing else."""
+    language."""
     lines = [
         "@prefix ex: <http://example.org/film/> .",
         "@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .",

@@ -225,6 +225,18 @@ class KnowledgeGraph(Protocol):
         self, nodes: Sequence[NamedNode], predicates: Sequence[NamedNode]
     ) -> dict[tuple[NamedNode, bool], float]: ...
 
+    def step_sizes(
+        self, entity: NamedNode, steps: Sequence[tuple[NamedNode, bool]], *, cap: int
+    ) -> list[int]: ...
+
+    def step_edges(
+        self,
+        entity: NamedNode,
+        reads: Sequence[tuple[tuple[NamedNode, bool], int]],
+        *,
+        after: Sequence[int] | None = None,
+    ) -> list[list[Triple]]: ...
+
     def relation_vocabulary(self) -> list[NamedNode] | None: ...
 
     def lookup_labels(self, texts: Sequence[str], *, limit: int = 1000) -> list[LabelRow]: ...

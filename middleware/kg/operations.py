@@ -43,6 +43,7 @@ from middleware.kg.sparql_guard import (
     guard_query,
     with_base,
 )
+from middleware.kg.step_reads import StepReads
 from middleware.kg.terms import Term, to_iri
 from middleware.kg.walks import RelationWalks
 from middleware.support.tracing import span
@@ -53,7 +54,9 @@ if TYPE_CHECKING:
 LABEL_BATCH = 200
 
 
-class GraphOperations(LabelLookups, RelationWalks, PathSearch, DegreeCounts, EntitySampling, ABC):
+class GraphOperations(
+    LabelLookups, RelationWalks, PathSearch, DegreeCounts, EntitySampling, StepReads, ABC
+):
     """Graph operations over ``_execute``; subclasses provide the transport."""
 
     name: str

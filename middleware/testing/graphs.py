@@ -211,6 +211,26 @@ class GraphConformance:
         }
         assert graph.step_shares([], [ex("directedBy")]) == {}
 
+    def test_step_reads_count_and_read_each_relation(self, graph: KnowledgeGraph) -> None:
+        """``step_sizes`` and ``step_edges`` (``kg/step_reads.py``): per relation, up
+        to a cap; a read of fewer edges gives the first of a larger one's."""
+        titanic = ex("Titanic")
+        steps = [(ex("starring"), True), (ex("directedBy"), True), (ex("starring"), False)]
+        assert graph.step_sizes(titanic, steps, cap=5) == [2, 1, 0]
+        assert graph.step_sizes(titanic, steps, cap=1) == [1, 1, 0]
+        both = graph.step_edges(titanic, [(steps[0], 2), (steps[1], 1), (steps[2], 3)])
+        assert {t.object for t in both[0]} == {ex("DiCaprio"), ex("Winslet")}
+        assert both[1] == [Triple(titanic, ex("directedBy"), ex("Cameron"), graph.name)]
+        assert both[2] == []
+        year = graph.step_edges(titanic, [((ex("releaseYear"), True), 1)])[0]
+        assert [t.object.value for t in year] == ["1997"]  # a literal end too
+        first = graph.step_edges(titanic, [(steps[0], 1)])[0]
+        second = graph.step_edges(titanic, [(steps[0], 5)], after=[1])[0]
+        assert first == both[0][:1] and second == both[0][1:]
+        films = graph.step_edges(ex("Winslet"), [((ex("starring"), False), 5)])[0]
+        assert {t.subject for t in films} == {ex("Titanic"), ex("RevolutionaryRoad")}
+        assert all(t.object == ex("Winslet") for t in films)
+
     def test_follow_walks_a_relation_path_without_coming_back(self, graph: KnowledgeGraph) -> None:
         same_director = ((ex("directedBy"), True), (ex("directedBy"), False))
         walks = graph.follow(ex("Titanic"), same_director)

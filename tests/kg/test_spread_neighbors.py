@@ -12,7 +12,7 @@ from pyoxigraph import NamedNode
 from middleware.kg.backends.local import LocalStore
 from middleware.kg.base import SORT_WINDOW, Triple
 from middleware.kg.capped import neighbors_capped
-from middleware.kg.spread import SPREAD_ROUNDS, SPREAD_WINDOW, _taken_in_turn, spread_neighbors
+from middleware.kg.spread import _taken_in_turn, spread_neighbors
 from middleware.methods.collect import neighbourhood
 from middleware.methods.ksl.offer import neighbour_options
 from middleware.methods.registry import build_method
@@ -87,15 +87,20 @@ def test_the_neighbourhood_note_says_the_hub_was_spread(kg: LocalStore) -> None:
     assert cuts and "read from 3 of its relations in turn" in cuts[0]
 
 
+def _first(
+    graph: LocalStore, entity: NamedNode, step: tuple[NamedNode, bool], n: int
+) -> list[Triple]:
+    """The first ``n`` edges of one relation, read alone (a query of one branch)."""
+    return graph.step_edges(entity, [(step, n)])[0]
+
+
 def _one_pass(graph: LocalStore, entity: NamedNode, cap: int) -> list[Triple]:
-    """The spread read as first written: every relation read up to the cap (from a
-    window of the cap), then taken in turn; the reference for caps up to
-    ``SPREAD_WINDOW``."""
+    """The reference: every relation read up to the cap, one query each, then taken one
+    at a time from each in turn (the spread read takes fewer of each, all in one
+    query: the same edges only if a branch reads as it would alone, and a read of
+    fewer edges gives the first of a larger one's)."""
     steps = sorted(graph.relation_steps([entity]), key=lambda s: (not s[1], s[0].value))
-    per_step = [
-        [w.hops[0].triple for w in graph.follow(entity, (s,), limit=cap, window=cap)]
-        for s in steps[:cap]
-    ]
+    per_step = [_first(graph, entity, s, cap) for s in steps[:cap]]
     counts, taken = [0] * len(per_step), 0
     for depth in range(cap):
         for i, triples in enumerate(per_step):
@@ -124,57 +129,69 @@ def uneven() -> LocalStore:
     return store
 
 
-@pytest.mark.parametrize("cap", [1, 2, 5, 13, 17, 40, 64, 99, 100])
-def test_up_to_the_spread_window_the_read_equals_reading_every_relation_up_to_the_cap(
+@pytest.mark.parametrize("cap", [1, 2, 5, 13, 17, 40, 64, 99, 100, 101, 500, 2_000, 5_000])
+def test_the_read_equals_reading_every_relation_up_to_the_cap_then_taking_in_turn(
     uneven: LocalStore, cap: int
 ) -> None:
     hub = uneven.search("Hub")[0].iri
     triples, relations = spread_neighbors(uneven, hub, cap)
     assert triples == _one_pass(uneven, hub, cap)
+    assert len(triples) == min(cap, FILMS + 700 + 90 + 7 + 262 + 156)  # every edge of the hub
     assert relations == len({(t.predicate, t.subject == hub) for t in triples})
 
 
-def _rows_read(
+def _reads(
     graph: LocalStore, hub: NamedNode, cap: int, monkeypatch: pytest.MonkeyPatch
-) -> tuple[int, list[Triple]]:
-    """At most the rows the spread read's queries came back with (a read short of its
-    limit holds the whole relation; else, its window), and its triples."""
+) -> tuple[int, int, list[Triple]]:
+    """The queries and the rows of edges the spread read took (its relations known
+    already: a hub's probed steps are kept), and its triples."""
+    graph.relation_steps([hub])
     rows: list[int] = []
-    follow = LocalStore.follow
+    step_edges = LocalStore.step_edges
 
-    def counted(self: LocalStore, *args: Any, **kwargs: Any) -> list[Any]:
-        walks = follow(self, *args, **kwargs)
-        whole = len(walks) < int(kwargs["limit"])
-        rows.append(len(walks) if whole else int(kwargs["window"]))
-        return walks
+    def counted(self: LocalStore, *args: Any, **kwargs: Any) -> list[list[Triple]]:
+        read = step_edges(self, *args, **kwargs)
+        rows.append(sum(len(triples) for triples in read))
+        return read
 
-    monkeypatch.setattr(LocalStore, "follow", counted)
+    monkeypatch.setattr(LocalStore, "step_edges", counted)
+    before = graph.query_count
     triples, _ = spread_neighbors(graph, hub, cap)
     monkeypatch.undo()
-    return sum(rows), triples
+    return graph.query_count - before, sum(rows), triples
 
 
-def test_a_large_cap_reads_a_few_times_the_cap_not_every_relation_up_to_it(
+def test_a_large_cap_reads_about_the_cap_not_every_relation_up_to_it(
+    uneven: LocalStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """17 relations, 4 of them longer than their share of 2,000: read for the share,
+    counted, read again."""
+    hub = uneven.search("Hub")[0].iri
+    queries, rows, triples = _reads(uneven, hub, 2_000, monkeypatch)
+    assert len(triples) == 2_000 and len({(t.predicate, t.subject == hub) for t in triples}) == 17
+    assert queries == 17 + 4 + 4 and rows <= 2 * 2_000, (queries, rows)
+
+
+def test_a_small_cap_filled_by_the_shares_reads_each_relation_once(
     uneven: LocalStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     hub = uneven.search("Hub")[0].iri
-    rows, triples = _rows_read(uneven, hub, 2_000, monkeypatch)
-    assert len(triples) == 2_000 and len({(t.predicate, t.subject == hub) for t in triples}) == 17
-    assert rows <= (SPREAD_ROUNDS + 1) * 2_000 + 17 * SPREAD_WINDOW, rows
+    queries, rows, triples = _reads(uneven, hub, 17, monkeypatch)
+    assert (queries, rows, len(triples)) == (17, 17, 17)
 
 
-def test_a_staircase_of_relation_sizes_still_costs_a_few_times_the_cap(
+def test_a_staircase_of_relation_sizes_is_read_whole_to_the_cap(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """Relations of 1, 2, 3, ... 120 edges (7,260 in all): each round of reads again
-    settles only some, yet the rounds are few and each reads about the cap."""
+    """Relations of 1, 2, 3, ... 120 edges (7,260 in all): rounds that raise a level
+    can end short of the cap on such sizes; counted, each relation's share is known."""
     lines = [f"Thing {k} {i}|rel_{k:03d}|Hub" for k in range(1, 121) for i in range(k)]
     store = LocalStore(profile="metaqa")
     store.load_text("\n".join(lines) + "\n", name="kb.txt")
     hub = store.search("Hub")[0].iri
-    rows, triples = _rows_read(store, hub, 2_000, monkeypatch)
-    assert 1_900 <= len(triples) <= 2_000
-    assert rows <= (SPREAD_ROUNDS + 1) * 2_000 + 120 * SPREAD_WINDOW, rows
+    queries, rows, triples = _reads(store, hub, 2_000, monkeypatch)
+    assert len(triples) == 2_000 and triples == _one_pass(store, hub, 2_000)
+    assert queries <= 3 * 120 and rows <= 2 * 2_000, (queries, rows)
 
 
 @pytest.mark.parametrize("seed", range(20))

@@ -49,6 +49,7 @@ def spread_neighbors(
     if not steps:
         return [], 0
     share = -(-cap // len(steps))
+    version = graph.version
     per_step = graph.step_edges(entity, [(step, share) for step in steps])
     sizes = [len(triples) for triples in per_step]
     if sum(sizes) < cap:  # a relation short of its share is whole: count the others
@@ -65,8 +66,11 @@ def spread_neighbors(
         [(steps[i], counts[i] - len(per_step[i])) for i in more],
         after=[len(per_step[i]) for i in more],
     )
+    if graph.version != version:  # a load landed meanwhile: the edges after may shift
+        rest = graph.step_edges(entity, [(steps[i], counts[i]) for i in more])
+        per_step = [[] if i in set(more) else t for i, t in enumerate(per_step)]
     for i, triples in zip(more, rest, strict=True):
-        per_step[i] += triples  # the edges after those read for the share
+        per_step[i] = list(dict.fromkeys(per_step[i] + triples))  # read on past the share
     chosen = [t for triples, n in zip(per_step, counts, strict=True) for t in triples[:n]]
     return chosen, sum(1 for n in counts if n)
 

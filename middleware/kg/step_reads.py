@@ -28,18 +28,15 @@ from collections.abc import Sequence
 from pyoxigraph import BlankNode, Literal, NamedNode
 
 from middleware.kg.base import Triple
-from middleware.kg.terms import Term
+from middleware.kg.transport_stubs import VersionedTransport
 
 RelationStep = tuple[NamedNode, bool]
 
 
-class StepReads:
+class StepReads(VersionedTransport):
     """Per-relation counts and reads at one node (mixed into ``GraphOperations``)."""
 
     name: str
-
-    def _select(self, template: str, /, **bindings: object) -> list[dict[str, Term]]:
-        raise NotImplementedError  # the transport, from GraphOperations
 
     def step_sizes(
         self, entity: NamedNode, steps: Sequence[RelationStep], *, cap: int

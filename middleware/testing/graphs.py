@@ -224,9 +224,11 @@ class GraphConformance:
         assert both[2] == []
         year = graph.step_edges(titanic, [((ex("releaseYear"), True), 1)])[0]
         assert [t.object.value for t in year] == ["1997"]  # a literal end too
+        # SPARQL promises no order without ORDER BY: a store in this process keeps its
+        # engine's (tests/kg/test_spread_neighbors.py); here only the counts
         first = graph.step_edges(titanic, [(steps[0], 1)])[0]
         second = graph.step_edges(titanic, [(steps[0], 5)], after=[1])[0]
-        assert first == both[0][:1] and second == both[0][1:]
+        assert len(first) == len(second) == 1 and {*first, *second} <= set(both[0])
         films = graph.step_edges(ex("Winslet"), [((ex("starring"), False), 5)])[0]
         assert {t.subject for t in films} == {ex("Titanic"), ex("RevolutionaryRoad")}
         assert all(t.object == ex("Winslet") for t in films)

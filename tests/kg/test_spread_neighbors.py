@@ -95,10 +95,10 @@ def _first(
 
 
 def _one_pass(graph: LocalStore, entity: NamedNode, cap: int) -> list[Triple]:
-    """The reference: every relation read up to the cap, one query each, then taken one
-    at a time from each in turn (the spread read takes fewer of each, all in one
-    query: the same edges only if a branch reads as it would alone, and a read of
-    fewer edges gives the first of a larger one's)."""
+    """The reference: every relation read up to the cap, then taken one at a time from
+    each in turn (the spread read takes fewer of some, and reads on past them: the
+    same edges only because a read of fewer edges gives the first of a larger one's,
+    and a read past them the next, as ``test_a_read_of_fewer_edges_*`` checks)."""
     steps = sorted(graph.relation_steps([entity]), key=lambda s: (not s[1], s[0].value))
     per_step = [_first(graph, entity, s, cap) for s in steps[:cap]]
     counts, taken = [0] * len(per_step), 0
@@ -248,3 +248,65 @@ def test_a_hubs_spread_read_skips_the_plain_sample_it_would_throw_away(
     small = kg.search("Small")[0].iri
     assert neighbors_capped(kg, small, 5, spread=True) == neighbors_capped(kg, small, 5)
     assert plain_reads
+
+
+E = "http://ex.org/"
+
+
+def _raw(graph: LocalStore, pattern: str) -> list[Any]:
+    """Every ``?x`` of ``pattern`` in the engine's order (no LIMIT), straight from it."""
+    return [row["x"] for row in graph.oxigraph.query(f"SELECT ?x WHERE {{ {pattern} }}")]
+
+
+def test_a_read_of_fewer_edges_gives_the_first_of_all_and_a_read_after_them_the_next(
+    uneven: LocalStore,
+) -> None:
+    """``step_edges`` against the engine's own unlimited read of each relation."""
+    hub = uneven.search("Hub")[0].iri
+    for predicate, forward in uneven.relation_steps([hub]):
+        p, h = f"<{predicate.value}>", f"<{hub.value}>"
+        everything = _raw(uneven, f"{h} {p} ?x" if forward else f"?x {p} {h}")
+        ends = [
+            t.object if forward else t.subject
+            for t in _first(uneven, hub, (predicate, forward), 9_999)
+        ]
+        assert ends == everything
+        for n, after in ((1, 0), (7, 0), (7, 5), (60, 33), (5_000, 100)):
+            read = uneven.step_edges(hub, [((predicate, forward), n)], after=[after])[0]
+            assert read == _first(uneven, hub, (predicate, forward), 9_999)[after : after + n]
+        assert uneven.step_sizes(hub, [(predicate, forward)], cap=50) == [min(50, len(everything))]
+
+
+def test_a_load_between_the_reads_repeats_no_edge(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The read is several queries: a load that lands between them moves the edges
+    after the first ones, so those are read again from the start."""
+    hub = NamedNode(E + "Hub")
+    store = LocalStore(profile="metaqa")
+    edges = "".join(f"<{E}Hub> <{E}p> <{E}o{i}> .\n" for i in range(10))
+    store.load_text(edges + f"<{E}Hub> <{E}q> <{E}x> .\n", name="a.nt")
+    sizes = LocalStore.step_sizes
+    loads = iter(range(100))
+
+    def then_a_load(self: LocalStore, *args: Any, **kwargs: Any) -> list[int]:
+        self.load_text(f"<{E}Hub> <{E}p> <{E}new{next(loads)}> .\n", name="b.nt")
+        return sizes(self, *args, **kwargs)
+
+    monkeypatch.setattr(LocalStore, "step_sizes", then_a_load)
+    for _ in range(20):
+        triples, _ = spread_neighbors(store, hub, 8)
+        assert len(set(triples)) == len(triples) == 8
+        assert all(store.has_triple(t) for t in triples)
+
+
+def test_a_triple_term_is_neither_counted_nor_read() -> None:
+    """RDF 1.2 triple terms load, but no neighbour is one: counted as edges but not
+    read, they took a relation's share and left its real edges unread."""
+    hub, h = NamedNode(E + "Hub"), f"<{E}Hub>"
+    lines = [f"{h} <{E}p> <{E}x{i}> ." for i in range(3)]
+    lines += [f"{h} <{E}p> <<( <{E}s{i}> <{E}q> <{E}o{i}> )>> ." for i in range(10)]
+    lines += [f"{h} <{E}q> <{E}y{i}> ." for i in range(10)] + [f"{h} <{E}r> <{E}z> ."]
+    store = LocalStore(profile="metaqa")
+    store.load_text("\n".join(lines) + "\n", name="a.nt")
+    triples, relations = spread_neighbors(store, hub, 9)
+    assert relations == 3 and len(triples) == 9
+    assert {t.predicate.value[-1] for t in triples} == {"p", "q", "r"}

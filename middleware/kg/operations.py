@@ -222,22 +222,40 @@ class GraphOperations(
         if direction not in ("out", "in", "both"):
             raise BadRequest(f"direction must be 'out', 'in' or 'both', got {direction!r}")
         found: list[Triple] = []
-        # ``limit`` too: a profile's own template may still order and cut the rows itself
         common = {"entity": node, **self._common_bindings()}
         if direction in ("out", "both"):
-            order = Ordering(("p", "o"), limit)  # sorted here when all are IRIs
-            for row in self._select(
-                "neighbors_out", order, limit=limit, window=max(limit, SORT_WINDOW), **common
-            ):
+            for row in self._side(node, "neighbors_out", ("p", "o"), limit, common):
                 found.append(Triple(node, predicate_of(row["p"]), row["o"], self.name))
         if direction in ("in", "both") and len(found) < limit:
-            rest = limit - len(found)
-            order = Ordering(("p", "s"), rest)
-            for row in self._select(
-                "neighbors_in", order, limit=rest, window=max(rest, SORT_WINDOW), **common
-            ):
+            for row in self._side(node, "neighbors_in", ("p", "s"), limit - len(found), common):
                 found.append(Triple(subject_of(row["s"]), predicate_of(row["p"]), node, self.name))
         return found
+
+    def _side(
+        self,
+        node: NamedNode,
+        template: str,
+        keys: tuple[str, str],
+        limit: int,
+        common: dict[str, object],
+    ) -> list[dict[str, Term]]:
+        """One side's rows of ``neighbors``, ordered by ``keys`` and cut at ``limit``
+        (``limit`` is bound too: a profile's own template may order and cut itself).
+        In a store in this process the first ``limit`` rows the engine gives are read
+        first: all of the side when fewer come back; else, at a hub (more than
+        ``SORT_WINDOW`` edges, a capped count kept per version), they are the sample,
+        and only another node's side is read again from its window."""
+        window = max(limit, SORT_WINDOW)
+        if self.capabilities.in_process:
+            first = self._select(
+                template, Ordering(keys, limit), limit=limit, window=limit, **common
+            )
+            if (
+                len(first) < limit
+                or self.degrees([node], at_most=SORT_WINDOW + 1)[node] > SORT_WINDOW
+            ):
+                return first
+        return self._select(template, Ordering(keys, limit), limit=limit, window=window, **common)
 
     def labels(self, entities: Iterable[Term]) -> dict[Term, str]:
         """The best label of each entity (profile language first); literals label themselves."""

@@ -246,7 +246,7 @@ class GraphOperations(
         ``SORT_WINDOW`` edges, a capped count kept per version), they are the sample,
         and only another node's side is read again from its window."""
         window = max(limit, SORT_WINDOW)
-        if self.capabilities.in_process:
+        if self.capabilities.in_process and limit < SORT_WINDOW:  # else one read is the window
             first = self._select(
                 template, Ordering(keys, limit), limit=limit, window=limit, **common
             )

@@ -61,6 +61,7 @@ def spread_neighbors(
             sizes[i] = size
     counts = _taken_in_turn(sizes, cap)
     more = [i for i, n in enumerate(counts) if n > len(per_step[i])]
+    more_set = set(more)
     rest = graph.step_edges(
         entity,
         [(steps[i], counts[i] - len(per_step[i])) for i in more],
@@ -68,7 +69,7 @@ def spread_neighbors(
     )
     if graph.version != version:  # a load landed meanwhile: the edges after may shift
         rest = graph.step_edges(entity, [(steps[i], counts[i]) for i in more])
-        per_step = [[] if i in set(more) else t for i, t in enumerate(per_step)]
+        per_step = [[] if i in more_set else t for i, t in enumerate(per_step)]
     for i, triples in zip(more, rest, strict=True):
         per_step[i] = list(dict.fromkeys(per_step[i] + triples))  # read on past the share
     chosen = [t for triples, n in zip(per_step, counts, strict=True) for t in triples[:n]]

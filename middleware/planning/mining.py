@@ -30,7 +30,8 @@ from pyoxigraph import NamedNode
 
 from middleware.kg.base import KnowledgeGraph
 from middleware.kg.terms import Term
-from middleware.planning.path_search import CAP, SearchBudget, StepsTaken, reach, relation_paths
+from middleware.planning.path_search import CAP, SearchBudget, StepsTaken, relation_paths
+from middleware.planning.reach_count import Reached, reach_count
 from middleware.planning.relpaths import ends, from_key, path_key, walked
 
 
@@ -93,18 +94,22 @@ def reached_by(
     graph: KnowledgeGraph,
     topic: NamedNode,
     key: str,
+    wanted: set[NamedNode],
     *,
     max_walks: int,
     budget: SearchBudget | None,
     taken: StepsTaken | None = None,
-) -> set[Term]:
-    """The entities relation path ``key`` leads to from ``topic`` (``taken``: the steps
-    already taken from it, see ``reach``)."""
+) -> Reached:
+    """Where relation path ``key`` leads from ``topic``: the ``wanted`` entities among
+    its ends, and how many ends in all (``taken``: the steps already taken from it, see
+    ``reach``)."""
     if bounded(graph):
-        return reach(graph, topic, from_key(key), limit=max_walks, budget=budget, taken=taken)
+        path = from_key(key)
+        return reach_count(graph, topic, path, wanted, limit=max_walks, budget=budget, taken=taken)
     if budget is not None:
         budget.spend()
-    return set(ends(graph.follow(topic, from_key(key), limit=max_walks)))
+    reached = set(ends(graph.follow(topic, from_key(key), limit=max_walks)))
+    return Reached(frozenset(reached & wanted), len(reached))
 
 
 def mine(
@@ -140,14 +145,13 @@ def mine(
                 if (topic.value, key) in seen:
                     continue
                 seen.add((topic.value, key))
-                # the walk found to an answer counts even where a hub's sample missed it
-                reached = (
-                    reached_by(graph, topic, key, max_walks=max_walks, budget=budget, taken=taken)
-                    | found
+                where = reached_by(
+                    graph, topic, key, wanted, max_walks=max_walks, budget=budget, taken=taken
                 )
-                hits = len(reached & wanted)
+                # the walk found to an answer counts even where a hub's sample missed it
+                hits = len(where.answers | found)
                 if hits:
-                    scored.append(MinedPath(key, topic.value, hits, len(reached - wanted)))
+                    scored.append(MinedPath(key, topic.value, hits, where.others))
         if scored and max(m.reached for m in scored) >= len(wanted):
             break
     if not scored:

@@ -84,9 +84,10 @@ class SearchBudget:
         self.spent += 1
 
 
-def _select(
+def budgeted_select(
     graph: KnowledgeGraph, budget: SearchBudget | None, template: str, **bindings: object
 ) -> list[dict[str, Term]]:
+    """The rows of mining template ``template``, counted against ``budget``."""
     if budget is not None:
         budget.spend()
     skipped = list(graph.profile.skipped_predicates)
@@ -104,7 +105,7 @@ def edges(
     each as the step from ``node`` and the entity it reaches."""
     found: list[tuple[RelationStep, NamedNode]] = []
     for template, forward in (("mine_out", True), ("mine_in", False)):
-        for row in _select(graph, budget, template, entity=node, limit=cap):
+        for row in budgeted_select(graph, budget, template, entity=node, limit=cap):
             p, m = row.get("p"), row.get("m")
             if isinstance(p, NamedNode) and isinstance(m, NamedNode) and m != node:
                 found.append(((p, forward), m))
@@ -126,7 +127,9 @@ def links(
     rows: list[dict[str, Term]] = []
     for start in range(0, len(pairs), PAIRS_PER_QUERY):
         chunk = pairs[start : start + PAIRS_PER_QUERY]
-        rows += _select(graph, budget, "mine_links", pairs=chunk, limit=LINKS_PER_QUERY - len(rows))
+        rows += budgeted_select(
+            graph, budget, "mine_links", pairs=chunk, limit=LINKS_PER_QUERY - len(rows)
+        )
         if len(rows) >= LINKS_PER_QUERY:
             break
     return _edge_rows(rows)
@@ -218,7 +221,7 @@ def around(
     if not xs:
         return []
     # ``limit`` too: a profile's own template may still cut its rows itself
-    rows = _select(
+    rows = budgeted_select(
         graph, budget, "mine_around_toward", nodes=xs, target=toward, window=limit, limit=limit
     )
     return _edge_rows(rows)
@@ -276,12 +279,20 @@ def reach(
         if taken is not None and prefix in taken:
             frontier = taken[prefix]
             continue
-        nodes = sorted((n for n in frontier if isinstance(n, NamedNode)), key=str)[:limit]
+        nodes = step_nodes(frontier, limit)
         if not nodes:
             return set()
-        rows = _select(graph, budget, "mine_step", nodes=nodes, step=path[done - 1], limit=limit)
+        rows = budgeted_select(
+            graph, budget, "mine_step", nodes=nodes, step=path[done - 1], limit=limit
+        )
         # a walk never comes back through its start
         frontier = [row["y"] for row in rows if row.get("y") not in (None, start)]
         if taken is not None:
             taken[prefix] = frontier
     return set(frontier)
+
+
+def step_nodes(frontier: Iterable[Term], limit: int) -> list[NamedNode]:
+    """The entities a step is taken from: the first ``limit`` of ``frontier``'s IRIs,
+    in IRI order (the order the step's sample depends on)."""
+    return sorted((n for n in frontier if isinstance(n, NamedNode)), key=str)[:limit]

@@ -19,6 +19,7 @@ from pyoxigraph import Literal, NamedNode
 
 from middleware.errors import BadRequest, NotFound, ReadOnlyViolation
 from middleware.kg.base import KnowledgeGraph, Triple
+from middleware.planning.path_search import budgeted_select
 from middleware.support.resources import data_file
 from middleware.text.linking import EntityLinker
 
@@ -232,6 +233,29 @@ class GraphConformance:
         films = graph.step_edges(ex("Winslet"), [((ex("starring"), False), 5)])[0]
         assert {t.subject for t in films} == {ex("Titanic"), ex("RevolutionaryRoad")}
         assert all(t.object == ex("Winslet") for t in films)
+
+    def test_mining_counts_the_step_it_would_read(self, graph: KnowledgeGraph) -> None:
+        """``mine_step_count.rq`` counts the sample ``mine_step.rq`` reads (less the
+        walk's start) and names the wanted entities among it (``planning/reach_count.py``)."""
+        if not graph.capabilities.templates:
+            return  # mining walks with the graph's own follow()
+        nodes, starring = [ex("Titanic"), ex("Avatar"), ex("Inception")], (ex("starring"), True)
+        year = (ex("releaseYear"), True)
+        for step, start, wanted in [
+            (starring, ex("DiCaprio"), [ex("Winslet"), ex("Cameron")]),
+            (starring, ex("Cameron"), []),
+            (year, ex("Titanic"), [ex("Winslet")]),  # literal ends are counted too
+        ]:
+            bound = {"nodes": nodes, "step": step, "limit": 100}
+            ends = {row["y"] for row in budgeted_select(graph, None, "mine_step", **bound)}
+            ends -= {start}
+            rows = budgeted_select(
+                graph, None, "mine_step_count", start=start, wanted=wanted, **bound
+            )
+            assert len(rows) == 1 and int(rows[0]["reached"].value) == len(ends) > 0
+            hits = rows[0].get("hits")
+            found = hits.value.split() if hits is not None else []
+            assert found == [w.value for w in wanted if w in ends]
 
     def test_follow_walks_a_relation_path_without_coming_back(self, graph: KnowledgeGraph) -> None:
         same_director = ((ex("directedBy"), True), (ex("directedBy"), False))

@@ -111,13 +111,7 @@ class EntityLinker:
         Only the hits that can be among a mention's first ``limit`` are read, and a
         degree only where a tie in match score must be broken: at scale a name variant
         is shared by hundreds of entities that an exact match outranks anyway."""
-        best: dict[str, dict[NamedNode, Hit]] = {}
-        for mention, hits in groups.items():
-            kept = best.setdefault(mention, {})
-            for hit in hits:
-                if hit.iri not in kept or hit.score > kept[hit.iri].score:
-                    kept[hit.iri] = hit
-        contenders = {m: _contending(list(kept.values()), limit) for m, kept in best.items()}
+        contenders = {m: _contending(_best_each(hits), limit) for m, hits in groups.items()}
         iris = list(dict.fromkeys(h.iri for tiers in contenders.values() for t in tiers for h in t))
         if not iris:
             return {mention: [] for mention in groups}
@@ -237,11 +231,11 @@ class EntityLinker:
             iris = dict.fromkeys(hit.iri for hit in hits)
             if entity not in iris:
                 continue
-            if len(iris) > per_span and entity not in {
-                e.iri for e in self._rank({key: hits}, per_span)[key]
-            }:
-                continue
-            named.append(span.text)
+            placed = True if len(iris) <= per_span else _placed_by_score(hits, entity, per_span)
+            if placed is None:  # within a tie the degrees break
+                placed = entity in {e.iri for e in self._rank({key: hits}, per_span)[key]}
+            if placed:
+                named.append(span.text)
         return named
 
     def _kept_spans(
@@ -263,6 +257,36 @@ class EntityLinker:
         # ones are ranked (ranking reads the degrees of tied hits)
         kept = [span for span, _ in select_spans(linked, lambda c: found[keys[c]] or None)]
         return [(span, keys[span], found[keys[span]]) for span in kept]
+
+
+def _best_each(hits: list[Hit]) -> list[Hit]:
+    """Each entity's best hit, in the order the entities first come."""
+    kept: dict[NamedNode, Hit] = {}
+    for hit in hits:
+        if hit.iri not in kept or hit.score > kept[hit.iri].score:
+            kept[hit.iri] = hit
+    return list(kept.values())
+
+
+def _placed_by_score(hits: list[Hit], entity: NamedNode, limit: int) -> bool | None:
+    """Whether ``entity`` is among the first ``limit`` of ``hits`` once ranked, where
+    score alone decides: True when its tier of equal score and the tiers before it fit,
+    False when the tiers before it fill the limit; None when the degrees that break its
+    tier's tie decide.
+
+    >>> e = [NamedNode(f"http://example.org/e{i}") for i in range(4)]
+    >>> hits = [Hit(e[0], "a", "exact", 1.0)] + [Hit(i, "b", "variant", 0.5) for i in e[1:]]
+    >>> [_placed_by_score(hits, e[0], 1), _placed_by_score(hits, e[1], 2)]
+    [True, None]
+    >>> [_placed_by_score(hits, e[1], 4), _placed_by_score(hits, e[1], 1)]
+    [True, False]
+    """
+    before = 0
+    for tier in _contending(_best_each(hits), limit):
+        if entity in {hit.iri for hit in tier}:
+            return True if before + len(tier) <= limit else None
+        before += len(tier)
+    return False
 
 
 def _contending(hits: list[Hit], limit: int) -> list[list[Hit]]:

@@ -101,7 +101,7 @@ def load_llama(path: Path, *, context: int, threads: int) -> Any:
                 raise ConfigError(f"no GGUF model at {path}", hint="check llm_model_path")
             chatter = io.StringIO()  # llama.cpp notes printed while loading, kept for errors
             try:
-                with contextlib.redirect_stderr(chatter), no_weight_repacking():
+                with contextlib.redirect_stderr(chatter), safe_weight_repacking():
                     _LOADED[key] = Llama(
                         model_path=str(path),
                         n_ctx=context,
@@ -118,19 +118,44 @@ def load_llama(path: Path, *, context: int, threads: int) -> Any:
         return _LOADED[key]
 
 
+def repacking_crashes(cpu_flags: str | None = None) -> bool:
+    """Whether llama.cpp's CPU weight repacking is known to crash here: on a CPU with
+    AVX-512 (``cpu_flags``: the flags line of ``/proc/cpuinfo``; read when None).
+    Where the flags cannot be read, it is taken to crash.
+
+    >>> repacking_crashes("fpu sse2 avx avx2 fma"), repacking_crashes("avx2 avx512f avx512bw")
+    (False, True)
+    """
+    if cpu_flags is None:
+        try:
+            text = Path("/proc/cpuinfo").read_text(errors="replace")
+        except OSError:
+            return True
+        cpu_flags = next((line for line in text.splitlines() if line.startswith("flags")), "")
+        if not cpu_flags:
+            return True
+    return "avx512f" in cpu_flags.split()
+
+
 @contextlib.contextmanager
-def no_weight_repacking() -> Iterator[None]:
-    """Load with llama.cpp's CPU weight repacking off (``use_extra_bufts``).
+def safe_weight_repacking(cpu_flags: str | None = None) -> Iterator[None]:
+    """Load with llama.cpp's CPU weight repacking (``use_extra_bufts``) off where it
+    crashes (``repacking_crashes``), and with llama.cpp's default (on) elsewhere.
 
     Built from source on AVX-512 machines, llama-cpp-python 0.3.36 crashes with SIGSEGV
     in its first decode when the Q4_K weights are repacked; unpacked, the same build
-    runs. ``Llama`` has no argument for it, so its default model parameters are
-    wrapped while it loads. ``load_llama`` holds ``_LOAD_LOCK`` around it; the tests start
+    runs. Without AVX-512 the repacked weights run, and faster. The two layouts sum in
+    another order, so the small model's greedy replies can differ between them.
+    ``Llama`` has no argument for it, so its default model parameters are wrapped while
+    it loads. ``load_llama`` holds ``_LOAD_LOCK`` around it; the tests start
     ``llama_cpp.server`` inside it.
     """
     from llama_cpp import llama_cpp as bindings  # where ``Llama`` reads its defaults
 
     original = bindings.llama_model_default_params
+    if not repacking_crashes(cpu_flags):
+        yield
+        return
 
     def defaults() -> Any:
         params = original()

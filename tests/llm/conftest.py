@@ -27,13 +27,13 @@ def embedded(model_file: Path) -> EmbeddedLLM:
     return llm
 
 
-# llama_cpp.server loads the model itself: with weight repacking off, as the embedded
-# backend loads it (repacked, the first decode crashes on AVX-512 machines).
+# llama_cpp.server loads the model itself: with weight repacking off where it crashes
+# (AVX-512 machines), as the embedded backend loads it.
 LAUNCH_SERVER = (
     "import runpy, sys\n"
-    "from middleware.llm.local import no_weight_repacking\n"
+    "from middleware.llm.local import safe_weight_repacking\n"
     "sys.argv[0] = 'llama_cpp.server'\n"
-    "with no_weight_repacking():\n"
+    "with safe_weight_repacking():\n"
     "    runpy.run_module('llama_cpp.server', run_name='__main__', alter_sys=True)\n"
 )
 

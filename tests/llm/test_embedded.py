@@ -190,15 +190,22 @@ def test_gbnf_literals_escape_everything_unusual() -> None:
     assert grammar == 'root ::= " "? ( "x" | "y" )\n'
 
 
-def test_the_model_loads_with_weight_repacking_off() -> None:
+@pytest.mark.parametrize(
+    ("flags", "repacked"),
+    [("flags : fpu sse2 avx avx2 fma f16c", True), ("flags : avx2 avx512f avx512bw", False)],
+)
+def test_the_model_loads_with_weight_repacking_off_only_where_it_crashes(
+    flags: str, repacked: bool
+) -> None:
     """llama.cpp's CPU weight repacking crashed the first decode (SIGSEGV) on AVX-512
-    machines; models load with it off, and the library's defaults are restored after."""
+    machines: there models load with it off; elsewhere with llama.cpp's default (on).
+    The library's defaults are restored after."""
     from llama_cpp import llama_cpp as bindings  # what ``Llama`` reads its defaults from
 
-    from middleware.llm.local import no_weight_repacking
+    from middleware.llm.local import safe_weight_repacking
 
     original = bindings.llama_model_default_params
-    with no_weight_repacking():
-        assert bindings.llama_model_default_params().use_extra_bufts is False
+    with safe_weight_repacking(flags):
+        assert bindings.llama_model_default_params().use_extra_bufts is repacked
     assert bindings.llama_model_default_params is original
     assert bindings.llama_model_default_params().use_extra_bufts is True

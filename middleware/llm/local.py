@@ -118,29 +118,36 @@ def load_llama(path: Path, *, context: int, threads: int) -> Any:
         return _LOADED[key]
 
 
-def repacking_crashes(cpu_flags: str | None = None) -> bool:
-    """Whether llama.cpp's CPU weight repacking is known to crash here: on a CPU with
-    AVX-512 (``cpu_flags``: the flags line of ``/proc/cpuinfo``; read when None).
-    Where the flags cannot be read, it is taken to crash.
+CPUINFO = Path("/proc/cpuinfo")
 
-    >>> repacking_crashes("fpu sse2 avx avx2 fma"), repacking_crashes("avx2 avx512f avx512bw")
-    (False, True)
+
+def repacking_crashes(cpuinfo: Path = CPUINFO) -> bool:
+    r"""Whether llama.cpp's CPU weight repacking may crash here: True on a CPU with
+    AVX-512, and wherever ``cpuinfo`` shows no x86 flags line (another system, an ARM
+    CPU, an unreadable file), as repacking was off everywhere before it was known safe.
+
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     info = Path(folder, "cpuinfo")
+    ...     _ = info.write_text("processor : 0\nflags : fpu sse2 avx avx2 fma\n")
+    ...     avx2 = repacking_crashes(info)
+    ...     _ = info.write_text("flags : fpu avx2 avx512f avx512bw\n")
+    ...     (avx2, repacking_crashes(info), repacking_crashes(Path(folder, "none")))
+    (False, True, True)
     """
-    if cpu_flags is None:
-        try:
-            text = Path("/proc/cpuinfo").read_text(errors="replace")
-        except OSError:
-            return True
-        cpu_flags = next((line for line in text.splitlines() if line.startswith("flags")), "")
-        if not cpu_flags:
-            return True
-    return "avx512f" in cpu_flags.split()
+    try:
+        text = cpuinfo.read_text(errors="replace")
+    except OSError:
+        return True
+    flags = next((line for line in text.splitlines() if line.startswith("flags")), "")
+    _, _, listed = flags.partition(":")
+    return not listed.split() or "avx512f" in listed.split()
 
 
 @contextlib.contextmanager
-def safe_weight_repacking(cpu_flags: str | None = None) -> Iterator[None]:
-    """Load with llama.cpp's CPU weight repacking (``use_extra_bufts``) off where it
-    crashes (``repacking_crashes``), and with llama.cpp's default (on) elsewhere.
+def safe_weight_repacking(cpuinfo: Path = CPUINFO) -> Iterator[None]:
+    """Load with llama.cpp's CPU weight repacking (``use_extra_bufts``) off where it may
+    crash (``repacking_crashes``), and with llama.cpp's default (on) elsewhere.
 
     Built from source on AVX-512 machines, llama-cpp-python 0.3.36 crashes with SIGSEGV
     in its first decode when the Q4_K weights are repacked; unpacked, the same build
@@ -153,7 +160,7 @@ def safe_weight_repacking(cpu_flags: str | None = None) -> Iterator[None]:
     from llama_cpp import llama_cpp as bindings  # where ``Llama`` reads its defaults
 
     original = bindings.llama_model_default_params
-    if not repacking_crashes(cpu_flags):
+    if not repacking_crashes(cpuinfo):
         yield
         return
 

@@ -129,7 +129,7 @@ def mine(
     wanted = set(golds)
     scored: list[MinedPath] = []
     seen: set[tuple[str, str]] = set()
-    taken: StepsTaken = {}  # steps shared by the candidate paths
+    taken = StepsTaken()  # steps shared by the candidate paths
     for hops in range(1, max_hops + 1):  # shortest first: stop once every answer is reached
         for topic in dict.fromkeys(topics):
             for key, found in candidate_keys(

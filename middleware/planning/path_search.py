@@ -52,8 +52,17 @@ RING_PER_NODE = 50
 LINKS_PER_QUERY = 20_000  # rows of one lookup between two sets (cap x cap pairs at most)
 PAIRS_PER_QUERY = 5_000  # pairs of entities one lookup query checks
 
-# where a start and a relation path prefix led under a limit (``reach``), for one question
-StepsTaken = dict[tuple[NamedNode, RelationPath, int], list[Term]]
+StepKey = tuple[NamedNode, RelationPath, int]  # a start, a relation path prefix, a limit
+
+
+class StepsTaken(dict[StepKey, list[Term]]):
+    """Where each start and relation path prefix led under a limit (``reach``), for one
+    question; ``counted``: the prefixes whose last step was only counted
+    (``reach_count.py``), so the budget has paid for that step once already."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.counted: set[StepKey] = set()
 
 
 class SearchBudgetSpent(MiddlewareError):
@@ -282,8 +291,15 @@ def reach(
         nodes = step_nodes(frontier, limit)
         if not nodes:
             return set()
+        # a last step counted before and walked on now is one step, paid for once
+        paid = taken is not None and prefix in taken.counted
         rows = budgeted_select(
-            graph, budget, "mine_step", nodes=nodes, step=path[done - 1], limit=limit
+            graph,
+            None if paid else budget,
+            "mine_step",
+            nodes=nodes,
+            step=path[done - 1],
+            limit=limit,
         )
         # a walk never comes back through its start
         frontier = [row["y"] for row in rows if row.get("y") not in (None, start)]

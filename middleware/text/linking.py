@@ -217,8 +217,9 @@ class EntityLinker:
     def spans_naming(self, text: str, entity: NamedNode, *, per_span: int = 1) -> list[str]:
         """The spans of :meth:`span_entities` whose ``per_span`` entities include
         ``entity``, in reading order. Only the spans with ``entity`` among their hits are
-        ranked, and none that has ``per_span`` entities or fewer: what masking a known
-        topic needs, at a fraction of the degree lookups.
+        ranked, none that has ``per_span`` entities or fewer, and none where match
+        scores alone place ``entity`` in or out of its first ``per_span``: what masking
+        a known topic needs, at a fraction of the degree lookups.
 
         >>> from middleware.kg.backends.local import LocalStore
         >>> kg = LocalStore(profile="metaqa")

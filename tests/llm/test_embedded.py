@@ -191,21 +191,30 @@ def test_gbnf_literals_escape_everything_unusual() -> None:
 
 
 @pytest.mark.parametrize(
-    ("flags", "repacked"),
-    [("flags : fpu sse2 avx avx2 fma f16c", True), ("flags : avx2 avx512f avx512bw", False)],
+    ("cpuinfo", "repacked"),
+    [
+        ("processor : 0\nflags : fpu sse2 avx avx2 fma f16c\n", True),
+        ("processor : 0\nflags : avx2 avx512f avx512bw\n", False),
+        ("processor : 0\nFeatures : fp asimd aes\n", False),  # ARM: not known safe
+        ("flags :\n", False),
+        (None, False),  # no /proc/cpuinfo (another system)
+    ],
 )
-def test_the_model_loads_with_weight_repacking_off_only_where_it_crashes(
-    flags: str, repacked: bool
+def test_the_model_loads_with_weight_repacking_off_unless_known_safe(
+    tmp_path: Path, cpuinfo: str | None, repacked: bool
 ) -> None:
     """llama.cpp's CPU weight repacking crashed the first decode (SIGSEGV) on AVX-512
-    machines: there models load with it off; elsewhere with llama.cpp's default (on).
-    The library's defaults are restored after."""
+    machines: models load with it on (llama.cpp's default) only on an x86 CPU whose
+    flags show no AVX-512. The library's defaults are restored after."""
     from llama_cpp import llama_cpp as bindings  # what ``Llama`` reads its defaults from
 
     from middleware.llm.local import safe_weight_repacking
 
+    info = tmp_path / "cpuinfo"
+    if cpuinfo is not None:
+        info.write_text(cpuinfo)
     original = bindings.llama_model_default_params
-    with safe_weight_repacking(flags):
+    with safe_weight_repacking(info):
         assert bindings.llama_model_default_params().use_extra_bufts is repacked
     assert bindings.llama_model_default_params is original
     assert bindings.llama_model_default_params().use_extra_bufts is True

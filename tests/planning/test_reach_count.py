@@ -11,8 +11,10 @@ from pyoxigraph import NamedNode
 
 from middleware.kg.backends.local import LocalStore
 from middleware.kg.walks import RelationPath
+from middleware.planning import mining
+from middleware.planning.mining import mine
 from middleware.planning.path_search import SearchBudget, StepsTaken, reach
-from middleware.planning.reach_count import reach_count
+from middleware.planning.reach_count import Reached, reach_count
 from middleware.testing.graphs import ex, films_path
 
 X = "http://example.org/r/"
@@ -128,3 +130,56 @@ def test_the_ends_never_come_back_only_their_count(films: LocalStore) -> None:
     )
     assert len(rows) == 1
     assert rows[0]["hits"].value.split() == [ex("Winslet").value]
+
+
+def walked_to_the_end(
+    graph: LocalStore,
+    start: NamedNode,
+    path: RelationPath,
+    wanted: set[NamedNode],
+    *,
+    limit: int,
+    budget: SearchBudget | None,
+    taken: StepsTaken | None,
+) -> Reached:
+    """The reference: every step walked and its ends read, as mining did before."""
+    ends = reach(graph, start, path, limit=limit, budget=budget, taken=taken)
+    return Reached(frozenset(ends & wanted), len(ends))
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_mining_picks_the_same_paths_with_the_same_queries_as_walking_to_the_end(
+    random_graph: LocalStore, seed: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A path counted at its end and walked on later (its longer candidates) costs one
+    query for that step, as walking it did: a question's budget lasts as long."""
+    rng = random.Random(seed)
+    topic = node(f"e{rng.randrange(12)}")
+    golds = [node(f"e{rng.randrange(400)}") for _ in range(rng.choice([1, 3, 8]))]
+    counted_budget = SearchBudget(queries=10_000)
+    counted = mine(random_graph, [topic], golds, max_hops=3, budget=counted_budget)
+    monkeypatch.setattr(mining, "reach_count", walked_to_the_end)
+    walked_budget = SearchBudget(queries=10_000)
+    walked = mine(random_graph, [topic], golds, max_hops=3, budget=walked_budget)
+    assert counted == walked
+    assert counted_budget.spent == walked_budget.spent
+
+
+def test_a_budget_that_sufficed_for_walking_suffices_for_counting(tmp_path: Path) -> None:
+    store = LocalStore(profile="generic")
+    store.load_text(f"<{X}T> <{X}p> <{X}A> .\n<{X}A> <{X}q> <{X}B> .\n", name="two.nt")
+    reference = SearchBudget()
+    mine(store, [node("T")], [node("A"), node("B")], budget=reference)
+    exact = SearchBudget(queries=reference.spent)
+    found = mine(store, [node("T")], [node("A"), node("B")], budget=exact)
+    assert {m.key for m in found} == {f"<{X}p>", f"<{X}p>/<{X}q>"}
+
+
+def test_an_iri_with_unusual_whitespace_comes_back_whole() -> None:
+    """IRIs may hold a no-break space (U+00A0) or other Unicode spaces; only U+0020
+    separates the answers found."""
+    store = LocalStore(profile="generic")
+    odd = NamedNode(X + "Caf\u00e9\u00a0Noir\u3000x")
+    store.load_text(f"<{X}S> <{X}p> <{odd.value}> .\n<{X}S> <{X}p> <{X}B> .\n", name="odd.nt")
+    found = reach_count(store, node("S"), ((node("p"), True),), {odd, node("B")})
+    assert (found.answers, found.count) == ({odd, node("B")}, 2)

@@ -20,7 +20,7 @@ from langchain_openai import ChatOpenAI
 
 from middleware.kg.backends.local import LocalStore
 from middleware.llm.base import LLM
-from middleware.llm.local import EmbeddedLLM
+from middleware.llm.local import EmbeddedLLM, repacking_crashes
 from middleware.server import create_app
 from tests.server.conftest import LiveServer, settings
 from tests.server.conversation_script import conversation_script
@@ -101,6 +101,13 @@ def test_a_langchain_conversation_keeps_its_evidence_scripted(
 
 
 @pytest.mark.slow
+@pytest.mark.xfail(
+    not repacking_crashes(),
+    reason="written against the model's unpacked weights (AVX-512 machines); with the "
+    "weights repacked, RoK's filter reply drops the fact the second turn needs "
+    "(docs/llm.md)",
+    strict=False,
+)
 def test_a_langchain_conversation_keeps_its_evidence_embedded(
     serve: Callable[[Flask], LiveServer], sample_graph: LocalStore, embedded_llm: EmbeddedLLM
 ) -> None:

@@ -20,6 +20,7 @@ from middleware.planning.path_search import (
 )
 from middleware.planning.relpaths import walked
 from middleware.testing.graphs import ex, films_path
+from tests.planning.hub_graphs import genre_hub
 
 PAIRS = [
     ("Titanic", "Avatar"),
@@ -115,12 +116,7 @@ def test_an_answer_found_beyond_a_hub_counts_though_the_sample_missed_it(
     relation path samples only 10 of Drama's 5,001 films, so it may miss Gold: the walk
     the search found still counts, and the path is mined."""
     x = "http://example.org/h/"
-    lines = [f"<{x}film{i:06d}> <{x}genre> <{x}Drama> ." for i in range(5_000)]
-    lines += [f"<{x}Topic> <{x}genre> <{x}Drama> .", f"<{x}Gold> <{x}genre> <{x}Drama> ."]
-    path = tmp_path / "hub.nt"
-    path.write_text("\n".join(lines) + "\n")
-    store = LocalStore(tmp_path / "store", profile="generic")
-    store.load([path])
+    store = genre_hub(tmp_path, x, 5_000)
     topic, gold = NamedNode(x + "Topic"), NamedNode(x + "Gold")
     genre = NamedNode(x + "genre")
     assert gold not in reach(store, topic, ((genre, True), (genre, False)), limit=10)

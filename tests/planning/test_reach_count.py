@@ -16,6 +16,7 @@ from middleware.planning.mining import mine
 from middleware.planning.path_search import SearchBudget, StepsTaken, reach
 from middleware.planning.reach_count import Reached, reach_count
 from middleware.testing.graphs import ex, films_path
+from tests.planning.hub_graphs import genre_hub
 
 X = "http://example.org/r/"
 
@@ -86,12 +87,7 @@ def test_a_walk_never_counts_its_start(films: LocalStore) -> None:
 
 def test_a_hubs_sample_is_the_one_the_walk_reads(tmp_path: Path) -> None:
     """Past the limit both read the same sample: the gold beyond it is missed by both."""
-    lines = [f"<{X}film{i:05d}> <{X}genre> <{X}Drama> ." for i in range(3_000)]
-    lines += [f"<{X}Topic> <{X}genre> <{X}Drama> .", f"<{X}Gold> <{X}genre> <{X}Drama> ."]
-    path = tmp_path / "hub.nt"
-    path.write_text("\n".join(lines) + "\n")
-    store = LocalStore(tmp_path / "store", profile="generic")
-    store.load([path])
+    store = genre_hub(tmp_path, X, 3_000)
     genre = ((node("genre"), True), (node("genre"), False))
     for limit in (10, 500, 2_999, 3_001, 5_000):
         ends = reach(store, node("Topic"), genre, limit=limit)

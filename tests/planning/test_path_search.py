@@ -60,18 +60,8 @@ def hub_graph(tmp_path: Path, films_at_hub: int) -> LocalStore:
     """A genre with many films; one of them, Rare, is starred in by Ann, who also
     starred in Small; Small's genre is the hub too."""
     x = "http://example.org/h/"
-    lines = [f"<{x}film{i:06d}> <{x}genre> <{x}Drama> ." for i in range(films_at_hub)]
-    lines += [
-        f"<{x}Rare> <{x}starring> <{x}Ann> .",
-        f"<{x}Small> <{x}starring> <{x}Ann> .",
-        f"<{x}Rare> <{x}genre> <{x}Drama> .",
-        f"<{x}Small> <{x}genre> <{x}Drama> .",
-    ]
-    path = tmp_path / "hub.nt"
-    path.write_text("\n".join(lines) + "\n")
-    store = LocalStore(tmp_path / "store", profile="generic")
-    store.load([path])
-    return store
+    starring = [f"<{x}Rare> <{x}starring> <{x}Ann> .", f"<{x}Small> <{x}starring> <{x}Ann> ."]
+    return genre_hub(tmp_path, x, films_at_hub, members=("Rare", "Small"), extra=starring)
 
 
 def test_a_hub_end_costs_what_the_cap_allows_and_is_met_from_the_other_end(

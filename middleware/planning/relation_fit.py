@@ -13,8 +13,12 @@ about comes first for 170 against 43. The gap of a chain of evidence is how much
 better the best relation reads than the best the chain holds (0 when it holds the
 best); the calibration weighs it (``methods/calibration.py``).
 
-The relations compared are those of the source's profile (its relation ontology),
-those seen in the evidence, and any given at construction (a path memory's).
+The relations compared are those of the source's profile (its relation ontology), the
+graph's own (its relation vocabulary, read once per version of the data, where it has
+at most ``VOCABULARY_MAX``), any given at construction (a path memory's) and those of
+the evidence at hand. Nothing carries over from one question to the next: the same
+question over the same data reads the same gap, in a one-shot ``kgmw ask`` as in a
+long-running service.
 """
 
 from __future__ import annotations
@@ -25,9 +29,15 @@ from collections.abc import Callable, Iterable
 import numpy as np
 from pyoxigraph import NamedNode
 
+from middleware.errors import MiddlewareError
+from middleware.kg.base import KnowledgeGraph
 from middleware.planning.masking import MASK, mask
 from middleware.text.embeddings.encoders import Encoder, normalize
 from middleware.text.verbalize import Verbalizer
+
+# a graph with more relations is compared on its profile's and the evidence's only:
+# each relation is encoded as 8 short questions, once per process (about 2 s for 250)
+VOCABULARY_MAX = 500
 
 
 def questions_for(verbalizer: Verbalizer, predicate: str, forward: bool) -> list[str]:
@@ -71,15 +81,19 @@ class RelationFit:
     ) -> None:
         self.encoder = encoder  # opened on first use
         self.verbalizer = verbalizer
-        self._known: set[str] = set(verbalizer.relations.iris()) | set(relations)
-        self.given = frozenset(self._known)  # the profile's and those given here, never grown
+        self.given = frozenset(set(verbalizer.relations.iris()) | set(relations))
         self._vectors: dict[tuple[str, bool], np.ndarray] = {}  # one row per question
         self._lock = threading.Lock()
 
+    def compared(self, held: Iterable[str] = ()) -> set[str]:
+        """The relations a question is read against: the given ones, the graph's own
+        and ``held`` (the evidence's)."""
+        return set(self.given) | graph_relations(self.verbalizer.graph) | set(held)
+
     def _prepare(self, predicates: Iterable[str]) -> list[tuple[str, bool]]:
+        compared = self.compared(predicates)
         with self._lock:
-            self._known |= set(predicates)
-            keys = [(p, forward) for p in sorted(self._known) for forward in (True, False)]
+            keys = [(p, forward) for p in sorted(compared) for forward in (True, False)]
             missing = [k for k in keys if k not in self._vectors]
             if missing:
                 asked = [questions_for(self.verbalizer, p, forward) for p, forward in missing]
@@ -114,3 +128,17 @@ class RelationFit:
             return 0.0
         holds = max((score for iri, score in ranking if iri in held), default=-1.0)
         return max(ranking[0][1] - holds, 0.0)
+
+
+def graph_relations(graph: KnowledgeGraph | None) -> set[str]:
+    """The IRIs of ``graph``'s relations, where it has at most ``VOCABULARY_MAX`` and
+    can list them (an endpoint that fails to is read on its profile's and evidence's)."""
+    if graph is None:
+        return set()
+    try:
+        vocabulary = graph.relation_vocabulary()
+    except MiddlewareError:
+        return set()
+    if vocabulary is None or len(vocabulary) > VOCABULARY_MAX:
+        return set()
+    return {p.value for p in vocabulary}

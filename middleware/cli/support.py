@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import json
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar, cast
@@ -13,6 +14,7 @@ import click
 from pyoxigraph import NamedNode
 
 from middleware.config import Settings
+from middleware.config.settings import unknown_variables
 from middleware.errors import BadRequest, NotFound
 from middleware.kg.backends.store_folder import remembered_name
 from middleware.kg.operations import GraphOperations
@@ -86,7 +88,15 @@ def named_source_option(func: F) -> F:
 
 
 def settings_for(ctx: click.Context, **overrides: Any) -> Settings:
+    note_unknown_variables(tuple(sorted(os.environ.items())))
     return Settings.load(config_path=ctx.obj.get("config") or True, overrides=overrides)
+
+
+@functools.cache
+def note_unknown_variables(env: tuple[tuple[str, str], ...]) -> None:
+    """Note, once per process and environment, each ``KGMW_*`` slip (``KGMW_METOD``)."""
+    for line in unknown_variables(dict(env)):
+        click.echo(f"kgmw: note: {line}", err=True)
 
 
 def source_settings(ctx: click.Context, source: SourceArgs, **overrides: Any) -> Settings:

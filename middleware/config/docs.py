@@ -25,7 +25,8 @@ Values are resolved in this order, later ones winning:
 1. the default below;
 2. a TOML file: `--config PATH`, else `$KGMW_CONFIG`, else `./kgmw.toml` if present. Keys sit
    at the top level or in a `[kgmw]` table;
-3. an environment variable `KGMW_<NAME>` (upper case);
+3. an environment variable `KGMW_<NAME>` (upper case; the CLI notes on stderr a `KGMW_*`
+   variable that reads like a setting's but names none, such as `KGMW_METOD`);
 4. a command-line flag, where the command has one.
 
 Every value is converted to the setting's type and checked against its range on the way

@@ -70,6 +70,25 @@ def lookup(key: str, origin: str) -> Setting:
         raise ConfigError(f"unknown setting {key!r} in {origin}", hint=hint) from None
 
 
+def unknown_variables(env: Mapping[str, str]) -> list[str]:
+    """A line for each ``KGMW_*`` variable that reads like a setting's but names none
+    (a slip that would otherwise be ignored in silence). Variables close to no setting
+    are left alone: a user may keep a secret in one (``env:KGMW_REDIS_SECRET``).
+
+    >>> unknown_variables({"KGMW_MAX_HOP": "2", "KGMW_TIMEOUT": "5"})
+    ['KGMW_MAX_HOP names no setting and is ignored (did you mean KGMW_MAX_HOPS?)']
+    """
+    known = {s.env_var for s in SETTINGS} | {"KGMW_CONFIG"}
+    lines = []
+    for name in sorted(env):
+        if not name.startswith("KGMW_") or name in known:
+            continue
+        near = difflib.get_close_matches(name, sorted(known), n=1, cutoff=0.85)
+        if near:
+            lines.append(f"{name} names no setting and is ignored (did you mean {near[0]}?)")
+    return lines
+
+
 def _read_toml(path: Path) -> dict[str, Any]:
     try:
         with path.open("rb") as handle:

@@ -75,10 +75,19 @@ def clean_answer(text: str) -> str:
 
     >>> clean_answer("  Answer: James Cameron.  ")
     'James Cameron'
+    >>> clean_answer("Titanic, Titanic, titanic, Avatar")  # a list names each item once
+    'Titanic, Avatar'
+    >>> clean_answer("1,900,000")
+    '1,900,000'
     """
     line = text.strip().splitlines()[0] if text.strip() else ""
     line = re.sub(r"^(the )?answer( is)?\s*[:\-]\s*", "", line.strip(), flags=re.IGNORECASE)
-    return line.strip().rstrip(".").strip()
+    line = line.strip().rstrip(".").strip()
+    parts = [part.strip() for part in re.split(r",\s+", line)]  # "1,900,000" is one
+    items: dict[str, str] = {}
+    for item in parts:
+        items.setdefault(fold(item), item)
+    return ", ".join(items.values()) if len(items) < len(parts) else line
 
 
 def fallback_choice(choices: Sequence[str], facts: Sequence[str]) -> int:

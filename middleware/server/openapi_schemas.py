@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from middleware.methods.registry import METHODS
+
 
 def ref(name: str) -> dict[str, str]:
     return {"$ref": f"#/components/schemas/{name}"}
@@ -27,7 +29,10 @@ SCHEMAS: dict[str, Any] = {
         "additionalProperties": False,
         "properties": {
             "question": {"type": "string", "maxLength": 2000},
-            "method": {"type": "string", "description": "rok, io or cot (GET /v1/models)"},
+            "method": {
+                "type": "string",
+                "description": f"one of {', '.join(METHODS)} (GET /v1/models)",
+            },
             "choices": {"type": "array", "items": {"type": "string"}},
             "sources": {
                 "type": "array",
@@ -162,7 +167,11 @@ SCHEMAS: dict[str, Any] = {
         "type": "object",
         "required": ["model", "messages"],
         "properties": {
-            "model": {"type": "string", "description": "kgmw-rok, kgmw-io, kgmw-cot or kgmw"},
+            "model": {
+                "type": "string",
+                "description": "kgmw (the default method), or one of "
+                + ", ".join(f"kgmw-{name}" for name in METHODS),
+            },
             "messages": {
                 "type": "array",
                 "items": {"type": "object"},

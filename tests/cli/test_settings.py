@@ -26,3 +26,12 @@ def test_settings_refuses_an_unknown_method(
     code, _, err = run(capsys, "--config", str(config), "settings")
     assert code != 0
     assert "unknown method 'rokk'" in err and "did you mean 'rok'?" in err
+
+
+def test_a_misspelt_variable_is_noted(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("KGMW_METOD", "plan")
+    code, out, err = run(capsys, "settings", "--json")
+    assert code == 0 and json.loads(out)["method"]["value"] == "rok"
+    assert "KGMW_METOD names no setting and is ignored (did you mean KGMW_METHOD?)" in err

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from middleware.config import REGISTRY, Settings
+from middleware.config.settings import unknown_variables
 from middleware.errors import ConfigError
 
 
@@ -44,6 +45,19 @@ def test_bad_values_are_clear(tmp_path: Path) -> None:
 
 def test_every_setting_has_help() -> None:
     assert all(s.help.endswith(".") and s.env_var.startswith("KGMW_") for s in REGISTRY.values())
+
+
+def test_a_misspelt_environment_variable_gets_a_did_you_mean() -> None:
+    env = {
+        "KGMW_METOD": "plan",  # a slip: noted
+        "KGMW_TIMEOUT": "5",  # a setting
+        "KGMW_CONFIG": "x.toml",  # the config file's own variable
+        "KGMW_REDIS_SECRET": "s",  # a user's own variable (env:KGMW_REDIS_SECRET): left alone
+        "OTHER_METHOD": "rok",
+    }
+    assert unknown_variables(env) == [
+        "KGMW_METOD names no setting and is ignored (did you mean KGMW_METHOD?)"
+    ]
 
 
 def test_an_unknown_setting_gets_a_did_you_mean(tmp_path: Path) -> None:

@@ -285,3 +285,10 @@ def test_rok_over_a_real_sparql_endpoint(oxigraph_server: str) -> None:
     for triple in answer.evidence.all_triples():
         assert triple.source == "films-endpoint"
         assert graph.query(f"ASK {{ {triple.subject} {triple.predicate} {triple.object} }}").boolean
+
+
+def test_a_name_the_model_repeats_is_answered_once(kg: LocalStore) -> None:
+    llm = scripted("Titanic; James Cameron", answer="Titanic, Titanic, titanic , Avatar, Titanic")
+    answer = RoK(llm, kg).run("Which films did James Cameron direct?")
+    assert answer.answer == "Titanic, Avatar"
+    assert [e.label for e in answer.entities] == ["Titanic", "Avatar"]

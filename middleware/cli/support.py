@@ -14,7 +14,7 @@ import click
 from pyoxigraph import NamedNode
 
 from middleware.config import Settings
-from middleware.config.settings import unknown_variables
+from middleware.config.settings import referenced_variables, unknown_variables
 from middleware.errors import BadRequest, NotFound
 from middleware.kg.backends.store_folder import remembered_name
 from middleware.kg.operations import GraphOperations
@@ -88,14 +88,16 @@ def named_source_option(func: F) -> F:
 
 
 def settings_for(ctx: click.Context, **overrides: Any) -> Settings:
-    note_unknown_variables(tuple(sorted(os.environ.items())))
-    return Settings.load(config_path=ctx.obj.get("config") or True, overrides=overrides)
+    settings = Settings.load(config_path=ctx.obj.get("config") or True, overrides=overrides)
+    names = tuple(sorted(n for n in os.environ if n.startswith("KGMW_")))
+    note_unknown_variables(names, frozenset(referenced_variables(settings)))
+    return settings
 
 
 @functools.cache
-def note_unknown_variables(env: tuple[tuple[str, str], ...]) -> None:
-    """Note, once per process and environment, each ``KGMW_*`` slip (``KGMW_METOD``)."""
-    for line in unknown_variables(dict(env)):
+def note_unknown_variables(names: tuple[str, ...], referenced: frozenset[str]) -> None:
+    """Note, once per process, each ``KGMW_*`` slip (``KGMW_METOD``); no value is read."""
+    for line in unknown_variables(dict.fromkeys(names, ""), referenced):
         click.echo(f"kgmw: note: {line}", err=True)
 
 

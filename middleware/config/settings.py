@@ -19,8 +19,9 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import os
+import re
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -70,23 +71,45 @@ def lookup(key: str, origin: str) -> Setting:
         raise ConfigError(f"unknown setting {key!r} in {origin}", hint=hint) from None
 
 
-def unknown_variables(env: Mapping[str, str]) -> list[str]:
+ENV_REFERENCE = re.compile(r"\benv:([A-Za-z_][A-Za-z0-9_]*)")  # a secret's variable
+
+
+def unknown_variables(env: Mapping[str, str], referenced: Iterable[str] = ()) -> list[str]:
     """A line for each ``KGMW_*`` variable that reads like a setting's but names none
-    (a slip that would otherwise be ignored in silence). Variables close to no setting
-    are left alone: a user may keep a secret in one (``env:KGMW_REDIS_SECRET``).
+    (a slip that would otherwise be ignored in silence). Left alone: ``referenced``
+    variables (named by ``env:NAME`` values or a ``*_env`` setting: they hold
+    secrets), and variables close to no setting. A setting that names a variable
+    (``llm_api_key_env``) is never the suggestion: its value is a name, not a secret.
 
     >>> unknown_variables({"KGMW_MAX_HOP": "2", "KGMW_TIMEOUT": "5"})
     ['KGMW_MAX_HOP names no setting and is ignored (did you mean KGMW_MAX_HOPS?)']
+    >>> unknown_variables({"KGMW_ENDPOINT_PASS": "pw"}, referenced=["KGMW_ENDPOINT_PASS"])
+    []
     """
-    known = {s.env_var for s in SETTINGS} | {"KGMW_CONFIG"}
+    settings = {s.env_var for s in SETTINGS if not s.name.endswith("_env")}
+    known = {s.env_var for s in SETTINGS} | {"KGMW_CONFIG"} | set(referenced)
     lines = []
     for name in sorted(env):
         if not name.startswith("KGMW_") or name in known:
             continue
-        near = difflib.get_close_matches(name, sorted(known), n=1, cutoff=0.85)
+        near = difflib.get_close_matches(name, sorted(settings), n=1, cutoff=0.85)
         if near:
             lines.append(f"{name} names no setting and is ignored (did you mean {near[0]}?)")
     return lines
+
+
+def referenced_variables(settings: Settings) -> set[str]:
+    """The environment variables ``settings`` read secrets from: ``env:NAME`` in any
+    value (a named source's too), and the value of each ``*_env`` setting."""
+    values: list[tuple[str, Any]] = [(s.name, settings.value(s.name)) for s in SETTINGS]
+    values += [item for table in settings.named_sources.values() for item in table.items()]
+    names: set[str] = set()
+    for name, value in values:
+        if isinstance(value, str):
+            names.update(ENV_REFERENCE.findall(value))
+            if name.endswith("_env") and value:
+                names.add(value)
+    return names
 
 
 def _read_toml(path: Path) -> dict[str, Any]:

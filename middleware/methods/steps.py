@@ -75,8 +75,10 @@ def clean_answer(text: str) -> str:
 
     >>> clean_answer("  Answer: James Cameron.  ")
     'James Cameron'
-    >>> clean_answer("Titanic, Titanic, titanic, Avatar")  # a list names each item once
+    >>> clean_answer("Titanic, Titanic, titanic, Avatar")  # a name repeated in a row: once
     'Titanic, Avatar'
+    >>> clean_answer("Springfield, Illinois, Springfield, Missouri")  # apart: kept
+    'Springfield, Illinois, Springfield, Missouri'
     >>> clean_answer("1,900,000")
     '1,900,000'
     """
@@ -84,10 +86,8 @@ def clean_answer(text: str) -> str:
     line = re.sub(r"^(the )?answer( is)?\s*[:\-]\s*", "", line.strip(), flags=re.IGNORECASE)
     line = line.strip().rstrip(".").strip()
     parts = [part.strip() for part in re.split(r",\s+", line)]  # "1,900,000" is one
-    items: dict[str, str] = {}
-    for item in parts:
-        items.setdefault(fold(item), item)
-    return ", ".join(items.values()) if len(items) < len(parts) else line
+    kept = [p for i, p in enumerate(parts) if i == 0 or not p or fold(p) != fold(parts[i - 1])]
+    return ", ".join(kept) if len(kept) < len(parts) else line
 
 
 def fallback_choice(choices: Sequence[str], facts: Sequence[str]) -> int:

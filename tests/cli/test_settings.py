@@ -35,3 +35,18 @@ def test_a_misspelt_variable_is_noted(
     code, out, err = run(capsys, "settings", "--json")
     assert code == 0 and json.loads(out)["method"]["value"] == "rok"
     assert "KGMW_METOD names no setting and is ignored (did you mean KGMW_METHOD?)" in err
+
+
+def test_variables_the_settings_read_secrets_from_are_not_noted(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    config = tmp_path / "kgmw.toml"
+    config.write_text(
+        'llm_api_key_env = "KGMW_LLM_API_KEY"\nendpoint_password = "env:KGMW_ENDPOINT_PASS"\n'
+    )
+    monkeypatch.setenv("KGMW_LLM_API_KEY", "sk-secret")
+    monkeypatch.setenv("KGMW_ENDPOINT_PASS", "pw")
+    code, _, err = run(capsys, "--config", str(config), "settings")
+    assert code == 0
+    assert "KGMW_LLM_API_KEY " not in err and "KGMW_ENDPOINT_PASS " not in err
+    assert "sk-secret" not in err and "LLM_API_KEY_ENV" not in err

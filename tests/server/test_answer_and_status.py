@@ -25,14 +25,14 @@ from tests.server.conftest import LiveServer, settings
 from tests.server.prometheus_text import figure
 
 QUESTION = "Who directed Titanic?"
+# each test's service opens the encoder on its first answer: seconds on a busy machine
+HTTP = httpx.Client(timeout=120)
 
 
 def test_answer_returns_the_answer_json_with_an_evidence_graph(
     scripted_server: LiveServer,
 ) -> None:
-    # the service's first answer opens the encoder: seconds on a busy machine
-    url = f"{scripted_server.url}/v1/answer"
-    body = httpx.post(url, json={"question": QUESTION}, timeout=120).json()
+    body = HTTP.post(f"{scripted_server.url}/v1/answer", json={"question": QUESTION}).json()
     assert body["answer"] == "James Cameron"
     assert body["method"] == "rok" and body["grounding"] == "paths"
     assert body["usage"]["llm_calls"] == 4 and body["usage"]["sparql_queries"] > 0
@@ -51,7 +51,7 @@ def test_answer_returns_the_answer_json_with_an_evidence_graph(
 
 
 def test_answer_with_choices_and_a_named_method(scripted_server: LiveServer) -> None:
-    body = httpx.post(
+    body = HTTP.post(
         f"{scripted_server.url}/v1/answer",
         json={"question": QUESTION, "method": "io", "choices": ["James Cameron", "Kate Winslet"]},
     ).json()
@@ -79,15 +79,15 @@ def test_answer_with_choices_and_a_named_method(scripted_server: LiveServer) -> 
 def test_answer_refuses_bad_requests_clearly(
     scripted_server: LiveServer, payload: dict[str, object], status: int, message: str
 ) -> None:
-    response = httpx.post(f"{scripted_server.url}/v1/answer", json=payload)
+    response = HTTP.post(f"{scripted_server.url}/v1/answer", json=payload)
     assert response.status_code == status
     assert message in response.json()["message"]
 
 
 def test_answer_needs_a_json_object(scripted_server: LiveServer) -> None:
-    text = httpx.post(f"{scripted_server.url}/v1/answer", content="question=hi")
-    array = httpx.post(f"{scripted_server.url}/v1/answer", json=["hi"])
-    broken = httpx.post(
+    text = HTTP.post(f"{scripted_server.url}/v1/answer", content="question=hi")
+    array = HTTP.post(f"{scripted_server.url}/v1/answer", json=["hi"])
+    broken = HTTP.post(
         f"{scripted_server.url}/v1/answer",
         content="{not json",
         headers={"Content-Type": "application/json"},
@@ -101,12 +101,12 @@ def test_rok_over_two_sources_is_refused_with_a_hint(
 ) -> None:
     graphs = {"one": sample_graph, "two": LocalStore()}
     server = serve(create_app(settings(), llm=rok_script(), graphs=graphs))
-    response = httpx.post(
+    response = HTTP.post(
         f"{server.url}/v1/answer", json={"question": QUESTION, "sources": ["one", "two"]}
     )
     assert response.status_code == 400
     assert "rok works inside one graph" in response.json()["message"]
-    io = httpx.post(
+    io = HTTP.post(
         f"{server.url}/v1/answer",
         json={"question": QUESTION, "method": "io", "sources": ["two"]},
     )
@@ -159,8 +159,8 @@ def test_healthz_readyz_and_a_failing_source(
     healthy = serve(
         create_app(settings(), llm=ScriptedLLM(default="yes"), graphs={"s": sample_graph})
     )
-    assert httpx.get(f"{healthy.url}/healthz").json() == {"status": "ok"}
-    ready = httpx.get(f"{healthy.url}/readyz")
+    assert HTTP.get(f"{healthy.url}/healthz").json() == {"status": "ok"}
+    ready = HTTP.get(f"{healthy.url}/readyz")
     assert ready.status_code == 200 and ready.json()["ready"] is True
     assert set(ready.json()["checks"]) == {"source:s", "llm"}
     dead = SparqlEndpoint("http://127.0.0.1:9/sparql", retries=0, timeout=2)
@@ -169,7 +169,7 @@ def test_healthz_readyz_and_a_failing_source(
             settings(), llm=ScriptedLLM(default="yes"), graphs={"s": sample_graph, "dead": dead}
         )
     )
-    response = httpx.get(f"{failing.url}/readyz")
+    response = HTTP.get(f"{failing.url}/readyz")
     assert response.status_code == 503
     checks = response.json()["checks"]
     assert checks["source:s"]["ok"] and not checks["source:dead"]["ok"]
@@ -177,10 +177,10 @@ def test_healthz_readyz_and_a_failing_source(
 
 
 def test_metrics_count_requests_answers_tokens_and_errors(scripted_server: LiveServer) -> None:
-    httpx.post(f"{scripted_server.url}/v1/answer", json={"question": QUESTION})
-    httpx.get(f"{scripted_server.url}/sparql", params={"query": "DROP ALL"})
-    httpx.get(f"{scripted_server.url}/sparql", params={"query": "ASK {}"})  # the fast path
-    text = httpx.get(f"{scripted_server.url}/metrics").text
+    HTTP.post(f"{scripted_server.url}/v1/answer", json={"question": QUESTION})
+    HTTP.get(f"{scripted_server.url}/sparql", params={"query": "DROP ALL"})
+    HTTP.get(f"{scripted_server.url}/sparql", params={"query": "ASK {}"})  # the fast path
+    text = HTTP.get(f"{scripted_server.url}/metrics").text
     requests = "kgmw_http_requests_total"
     assert figure(text, requests, route="/v1/answer", method="POST", status="200") == 1
     assert figure(text, requests, route="/sparql", method="GET", status="400") == 1
@@ -198,7 +198,7 @@ def test_metrics_count_requests_answers_tokens_and_errors(scripted_server: LiveS
 
 
 def test_openapi_describes_every_route(scripted_server: LiveServer) -> None:
-    document = httpx.get(f"{scripted_server.url}/openapi.json").json()
+    document = HTTP.get(f"{scripted_server.url}/openapi.json").json()
     assert document["openapi"].startswith("3.1")
     app = scripted_server.app
     for rule in app.url_map.iter_rules():
@@ -224,7 +224,7 @@ def test_openapi_names_every_method_and_model() -> None:
 
 def _schema_check(server: LiveServer, name: str) -> Callable[[Any], None]:
     """Validates a body against the service's own OpenAPI schema ``name``."""
-    document = httpx.get(f"{server.url}/openapi.json").json()
+    document = HTTP.get(f"{server.url}/openapi.json").json()
     schema = {"$ref": f"#/components/schemas/{name}", "components": document["components"]}
     validator = jsonschema.Draft202012Validator(schema)
 
@@ -236,7 +236,7 @@ def _schema_check(server: LiveServer, name: str) -> Callable[[Any], None]:
 
 
 def _streamed_answer(server: LiveServer, payload: dict[str, Any]) -> Any:
-    with httpx.stream(
+    with HTTP.stream(
         "POST", f"{server.url}/v1/answer?stream=true", json=payload, timeout=60
     ) as response:
         blocks = "".join(response.iter_text()).split("\n\n")
@@ -246,14 +246,12 @@ def _streamed_answer(server: LiveServer, payload: dict[str, Any]) -> Any:
 
 def test_answers_match_the_openapi_schema(scripted_server: LiveServer) -> None:
     check = _schema_check(scripted_server, "Answer")
-    # the service's first answer opens the encoder: seconds on a busy machine
-    url = f"{scripted_server.url}/v1/answer"
-    body = httpx.post(url, json={"question": QUESTION}, timeout=120).json()
+    body = HTTP.post(f"{scripted_server.url}/v1/answer", json={"question": QUESTION}).json()
     assert body["found"] is True and body["guess"] is None and body["support"]
     check(body)
     check(_streamed_answer(scripted_server, {"question": QUESTION}))
     io = {"question": QUESTION, "method": "io"}
-    check(httpx.post(f"{scripted_server.url}/v1/answer", json=io).json())
+    check(HTTP.post(f"{scripted_server.url}/v1/answer", json=io).json())
 
 
 def test_an_answer_the_graph_does_not_hold_matches_the_openapi_schema(
@@ -265,7 +263,7 @@ def test_an_answer_the_graph_does_not_hold_matches_the_openapi_schema(
     )
     server = serve(app)
     check = _schema_check(server, "Answer")
-    body = httpx.post(f"{server.url}/v1/answer", json={"question": QUESTION}).json()
+    body = HTTP.post(f"{server.url}/v1/answer", json={"question": QUESTION}).json()
     assert body["answer"] is None and body["found"] is False
     assert body["guess"]["answer"] == "Ridley Scott" and body["support"] == []
     check(body)
@@ -273,18 +271,18 @@ def test_an_answer_the_graph_does_not_hold_matches_the_openapi_schema(
     assert streamed["answer"] is None and streamed["guess"]["answer"] == "Ridley Scott"
     check(streamed)
     chat = {"model": "kgmw-rok", "messages": [{"role": "user", "content": QUESTION}]}
-    completion = httpx.post(f"{server.url}/v1/chat/completions", json=chat, timeout=60).json()
+    completion = HTTP.post(f"{server.url}/v1/chat/completions", json=chat, timeout=60).json()
     _schema_check(server, "ChatCompletion")(completion)
-    kept = httpx.get(f"{server.url}/v1/answers/{completion['id']}").json()
+    kept = HTTP.get(f"{server.url}/v1/answers/{completion['id']}").json()
     check(kept)
 
 
 def test_page_and_its_assets_are_served_by_the_app(scripted_server: LiveServer) -> None:
-    page = httpx.get(f"{scripted_server.url}/")
+    page = HTTP.get(f"{scripted_server.url}/")
     assert page.status_code == 200 and 'id="graph"' in page.text
     assert "http" not in page.text.split("<body>")[0].replace("http-equiv", "")
     for asset in ("app.js", "app.css", "vendor/cytoscape.min.js"):
-        response = httpx.get(f"{scripted_server.url}/static/{asset}")
+        response = HTTP.get(f"{scripted_server.url}/static/{asset}")
         assert response.status_code == 200 and response.text
 
 
@@ -295,13 +293,13 @@ def test_steps_can_be_redacted(
         settings(server_redact_steps=True), llm=rok_script(), graphs={"sample": sample_graph}
     )
     server = serve(app)
-    body = httpx.post(
+    body = HTTP.post(
         f"{server.url}/v1/answer", json={"question": "Who directed Titanic?"}, timeout=60
     ).json()
     assert body["answer"] and body["steps"]
     assert all(s["prompt"] is None and s["raw"] is None for s in body["steps"])
     assert any(s["llm_calls"] for s in body["steps"])  # the costs stay
-    chat = httpx.post(
+    chat = HTTP.post(
         f"{server.url}/v1/chat/completions",
         json={
             "model": "kgmw-rok",

@@ -105,7 +105,9 @@ def load(
     settings = settings_for(ctx, store=store, profile=profile, progress=progress)
     if not replace:
         check_profile(Path(store), settings.profile)
-    folder_path = Path(store).expanduser()
+    folder_path = Path(store).expanduser().absolute()
+    # the topmost folder this load creates (the store's, or a missing parent's)
+    created = next((p for p in reversed(folder_path.parents) if not p.exists()), folder_path)
     new_folder = not folder_path.exists()
     target: LocalStore | None = None
     try:
@@ -121,7 +123,7 @@ def load(
         if target is not None:
             target.close()
         if new_folder:
-            shutil.rmtree(folder_path, ignore_errors=True)
+            shutil.rmtree(created, ignore_errors=True)
         raise
     click.echo(
         f"loaded {report.quads_read:,} triples from {len(report.files)} file(s) in "

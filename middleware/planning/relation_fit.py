@@ -71,7 +71,11 @@ def short_questions(reading: str, back: str) -> list[str]:
 
 
 class RelationFit:
-    """Relation fit over one source (safe to share between threads)."""
+    """Relation fit over one source (safe to share between threads). Each relation's
+    short questions are encoded once; the relations compared are kept as one matrix,
+    and the last few questions read, so the chains of one answer cost one product."""
+
+    QUESTIONS_KEPT = 64  # masked questions whose vectors are kept
 
     def __init__(
         self,
@@ -83,7 +87,9 @@ class RelationFit:
         self.encoder = encoder  # opened on first use
         self.verbalizer = verbalizer
         self.given = frozenset(set(verbalizer.relations.iris()) | set(relations))
-        self._vectors: dict[tuple[str, bool], np.ndarray] = {}  # one row per question
+        self._vectors: dict[str, np.ndarray] = {}  # a relation's questions, both ways
+        self._stacked: dict[frozenset[str], tuple[list[str], np.ndarray, np.ndarray]] = {}
+        self._questions: dict[str, np.ndarray] = {}
         self._lock = threading.Lock()
 
     def compared(self, held: Iterable[str] = ()) -> set[str]:
@@ -91,34 +97,58 @@ class RelationFit:
         and ``held`` (the evidence's)."""
         return set(self.given) | graph_relations(self.verbalizer.graph) | set(held)
 
-    def _prepare(self, predicates: Iterable[str]) -> list[tuple[str, bool]]:
-        compared = self.compared(predicates)
+    def _matrix(self, compared: frozenset[str]) -> tuple[list[str], np.ndarray, np.ndarray]:
+        """The relations ``compared`` (sorted), their questions' rows stacked, and where
+        each relation's rows start."""
         with self._lock:
-            keys = [(p, forward) for p in sorted(compared) for forward in (True, False)]
-            missing = [k for k in keys if k not in self._vectors]
+            if compared in self._stacked:
+                return self._stacked[compared]
+            missing = sorted(p for p in compared if p not in self._vectors)
             if missing:
-                asked = [questions_for(self.verbalizer, p, forward) for p, forward in missing]
+                asked = [
+                    questions_for(self.verbalizer, p, True)
+                    + questions_for(self.verbalizer, p, False)
+                    for p in missing
+                ]
                 vectors = normalize(self.encoder().encode([q for qs in asked for q in qs]))
                 start = 0
-                for key, questions in zip(missing, asked, strict=True):
-                    self._vectors[key] = vectors[start : start + len(questions)]
+                for predicate, questions in zip(missing, asked, strict=True):
+                    self._vectors[predicate] = vectors[start : start + len(questions)]
                     start += len(questions)
-            return keys
+            names = sorted(compared)
+            blocks = [self._vectors[p] for p in names]
+            starts = np.cumsum([0] + [len(b) for b in blocks[:-1]])
+            stacked = (names, np.concatenate(blocks), starts)
+            if len(self._stacked) >= self.QUESTIONS_KEPT:
+                self._stacked.clear()
+            self._stacked[compared] = stacked
+            return stacked
+
+    def _question(self, masked: str) -> np.ndarray:
+        with self._lock:
+            found = self._questions.get(masked)
+        if found is None:
+            found = normalize(self.encoder().encode([masked]))[0]
+            with self._lock:
+                if len(self._questions) >= self.QUESTIONS_KEPT:
+                    self._questions.clear()
+                self._questions[masked] = found
+        return found
 
     def ranking(
         self, question: str, span: str, seen: Iterable[str] = ()
     ) -> list[tuple[str, float]]:
         """The relations (IRIs) by how well they read as what the question asks about,
         best first, with their cosine."""
-        keys = self._prepare(seen)
-        if not keys:
+        compared = frozenset(self.compared(seen))
+        if not compared:
             return []
-        query = normalize(self.encoder().encode([mask(question, span)]))[0]
-        best: dict[str, float] = {}
-        for key in keys:
-            score = float(np.max(self._vectors[key] @ query))
-            best[key[0]] = max(best.get(key[0], -1.0), score)
-        return sorted(best.items(), key=lambda item: (-item[1], item[0]))
+        names, matrix, starts = self._matrix(compared)
+        best = np.maximum.reduceat(matrix @ self._question(mask(question, span)), starts)
+        return sorted(
+            ((name, float(score)) for name, score in zip(names, best, strict=True)),
+            key=lambda item: (-item[1], item[0]),
+        )
 
     def gap(self, question: str, span: str, held: Iterable[str]) -> float:
         """How much better the best relation reads as the question than the best of

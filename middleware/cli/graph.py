@@ -28,7 +28,7 @@ from middleware.cli.support import (
 )
 from middleware.errors import BadRequest, MiddlewareError, NotFound
 from middleware.kg.backends.local import LocalStore
-from middleware.kg.backends.store_folder import check_profile
+from middleware.kg.backends.store_folder import check_profile, store_path
 from middleware.kg.load_guard import LoadCaps
 from middleware.kg.open import query_policy
 from middleware.kg.recipes import RECIPES, recipe
@@ -105,9 +105,8 @@ def load(
     settings = settings_for(ctx, store=store, profile=profile, progress=progress)
     if not replace:
         check_profile(Path(store), settings.profile)
-    folder_path = Path(store).expanduser().absolute()
-    # the topmost folder this load creates (the store's, or a missing parent's)
-    created = next((p for p in reversed(folder_path.parents) if not p.exists()), folder_path)
+    folder_path = store_path(store)
+    made = [p for p in folder_path.parents if not p.exists()]  # the load may make them
     new_folder = not folder_path.exists()
     target: LocalStore | None = None
     try:
@@ -122,8 +121,13 @@ def load(
     except BaseException:  # cleanup only: a failed first load leaves nothing behind
         if target is not None:
             target.close()
-        if new_folder:
-            shutil.rmtree(created, ignore_errors=True)
+        if new_folder:  # the store's folder (its lock was ours), then the parents
+            shutil.rmtree(folder_path, ignore_errors=True)  # made for it, while empty
+            for parent in made:  # deepest first: one another command filled meanwhile stays
+                try:
+                    parent.rmdir()
+                except OSError:
+                    break
         raise
     click.echo(
         f"loaded {report.quads_read:,} triples from {len(report.files)} file(s) in "

@@ -71,7 +71,7 @@ def lookup(key: str, origin: str) -> Setting:
         raise ConfigError(f"unknown setting {key!r} in {origin}", hint=hint) from None
 
 
-ENV_REFERENCE = re.compile(r"\benv:([A-Za-z_][A-Za-z0-9_]*)")  # a secret's variable
+ENV_REFERENCE = re.compile(r"\benv:\s*([A-Za-z_][A-Za-z0-9_]*)")  # a secret's variable
 
 
 def unknown_variables(env: Mapping[str, str], referenced: Iterable[str] = ()) -> list[str]:
@@ -85,8 +85,10 @@ def unknown_variables(env: Mapping[str, str], referenced: Iterable[str] = ()) ->
     ['KGMW_MAX_HOP names no setting and is ignored (did you mean KGMW_MAX_HOPS?)']
     >>> unknown_variables({"KGMW_ENDPOINT_PASS": "pw"}, referenced=["KGMW_ENDPOINT_PASS"])
     []
+    >>> unknown_variables({"KGMW_CONFG": "x.toml"})
+    ['KGMW_CONFG names no setting and is ignored (did you mean KGMW_CONFIG?)']
     """
-    settings = {s.env_var for s in SETTINGS if not s.name.endswith("_env")}
+    settings = {s.env_var for s in SETTINGS if not s.name.endswith("_env")} | {"KGMW_CONFIG"}
     known = {s.env_var for s in SETTINGS} | {"KGMW_CONFIG"} | set(referenced)
     lines = []
     for name in sorted(env):

@@ -36,6 +36,7 @@ longer name), the confidence is multiplied by ``WEAK_LINK_FACTOR``.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -75,8 +76,10 @@ def clean_answer(text: str) -> str:
 
     >>> clean_answer("  Answer: James Cameron.  ")
     'James Cameron'
-    >>> clean_answer("Titanic, Titanic, titanic, Avatar")  # a name repeated in a row: once
+    >>> clean_answer("Titanic, Titanic, titanic, Avatar")  # a name 3 times in a row: once
     'Titanic, Avatar'
+    >>> clean_answer("New York, New York")  # twice may be a name (a film's, a place's)
+    'New York, New York'
     >>> clean_answer("Springfield, Illinois, Springfield, Missouri")  # apart: kept
     'Springfield, Illinois, Springfield, Missouri'
     >>> clean_answer("1,900,000")
@@ -86,8 +89,13 @@ def clean_answer(text: str) -> str:
     line = re.sub(r"^(the )?answer( is)?\s*[:\-]\s*", "", line.strip(), flags=re.IGNORECASE)
     line = line.strip().rstrip(".").strip()
     parts = [part.strip() for part in re.split(r",\s+", line)]  # "1,900,000" is one
-    kept = [p for i, p in enumerate(parts) if i == 0 or not p or fold(p) != fold(parts[i - 1])]
-    return ", ".join(kept) if len(kept) < len(parts) else line
+    runs = [list(run) for _, run in itertools.groupby(parts, key=fold)]
+    if all(len(run) < LOOPED for run in runs):
+        return line
+    return ", ".join(run[0] if len(run) >= LOOPED else ", ".join(run) for run in runs)
+
+
+LOOPED = 3  # a name this many times in a row is a small model repeating itself
 
 
 def fallback_choice(choices: Sequence[str], facts: Sequence[str]) -> int:

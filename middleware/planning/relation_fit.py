@@ -76,6 +76,7 @@ class RelationFit:
     and the last few questions read, so the chains of one answer cost one product."""
 
     QUESTIONS_KEPT = 64  # masked questions whose vectors are kept
+    MATRICES_KEPT = 8  # sets of compared relations kept stacked (up to 6 MB each at 500)
 
     def __init__(
         self,
@@ -119,7 +120,7 @@ class RelationFit:
             blocks = [self._vectors[p] for p in names]
             starts = np.cumsum([0] + [len(b) for b in blocks[:-1]])
             stacked = (names, np.concatenate(blocks), starts)
-            if len(self._stacked) >= self.QUESTIONS_KEPT:
+            if len(self._stacked) >= self.MATRICES_KEPT:
                 self._stacked.clear()
             self._stacked[compared] = stacked
             return stacked

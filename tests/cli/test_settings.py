@@ -43,10 +43,13 @@ def test_variables_the_settings_read_secrets_from_are_not_noted(
     config = tmp_path / "kgmw.toml"
     config.write_text(
         'llm_api_key_env = "KGMW_LLM_API_KEY"\nendpoint_password = "env:KGMW_ENDPOINT_PASS"\n'
+        'endpoint_token = "env: KGMW_ENDPOINT_TOKN"\n'  # a space after env: reads the same
     )
+    monkeypatch.setenv("KGMW_ENDPOINT_TOKN", "t")
     monkeypatch.setenv("KGMW_LLM_API_KEY", "sk-secret")
     monkeypatch.setenv("KGMW_ENDPOINT_PASS", "pw")
     code, _, err = run(capsys, "--config", str(config), "settings")
     assert code == 0
     assert "KGMW_LLM_API_KEY " not in err and "KGMW_ENDPOINT_PASS " not in err
+    assert "KGMW_ENDPOINT_TOKN" not in err
     assert "sk-secret" not in err and "LLM_API_KEY_ENV" not in err

@@ -103,3 +103,38 @@ def test_a_failed_load_into_an_existing_store_keeps_it(
     code, _, _ = run(capsys, "load", str(tmp_path / "missing.ttl"), "--store", str(store))
     assert code != 0 and store.exists()
     assert len(LocalStore(store, read_only=True)) > 0
+
+
+def test_a_failed_first_load_leaves_folders_others_filled_meanwhile(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Only the folders this load made, and only while empty, go: a store another
+    command loaded under the same new parent meanwhile stays."""
+    from middleware.errors import BadRequest
+    from middleware.kg.backends.local import LocalStore as Store
+
+    real_load = Store.load
+
+    def load_beside(self: Store, *args: object, **kwargs: object) -> object:
+        monkeypatch.setattr(Store, "load", real_load)
+        assert run(capsys, "load", str(FILMS), "--store", str(tmp_path / "kg" / "music"))[0] == 0
+        raise BadRequest("the second file is malformed")  # then this load fails
+
+    monkeypatch.setattr(Store, "load", load_beside)
+    code, _, _ = run(capsys, "load", str(FILMS), "--store", str(tmp_path / "kg" / "films"))
+    assert code != 0
+    assert not (tmp_path / "kg" / "films").exists()
+    assert _count(capsys, str(tmp_path / "kg" / "music")) == 28
+
+
+def test_a_store_named_through_a_missing_folder_is_the_store_itself(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``nope/../films`` is ``films``: a load adds to it, never swaps in an empty store."""
+    monkeypatch.chdir(tmp_path)
+    assert run(capsys, "load", str(FILMS), "--store", "films", "--no-progress")[0] == 0
+    more = tmp_path / "more.nt"
+    more.write_text("<http://x/a> <http://x/b> <http://x/c> .\n")
+    assert run(capsys, "load", str(more), "--store", "nope/../films", "--no-progress")[0] == 0
+    assert _count(capsys, "films") == 29
+    assert not (tmp_path / "nope").exists()

@@ -6,9 +6,8 @@ checkpoint: hard links, no data copied), loads into the copy and swaps the
 symlink atomically, so a failed or killed load leaves the store as it was.
 
 >>> store = LocalStore(profile="metaqa")
->>> report = store.load_text(
-...     "Titanic|directed_by|James Cameron\\nAvatar|directed_by|James Cameron\\n", name="kb.txt"
-... )
+>>> kb = "Titanic|directed_by|James Cameron\\nAvatar|directed_by|James Cameron\\n"
+>>> report = store.load_text(kb, name="kb.txt")
 >>> [store.labels([p.nodes[1]])[p.nodes[1]] for p in store.paths(
 ...     store.entity_iri("Titanic"), store.entity_iri("Avatar"))]
 ['James Cameron']
@@ -54,6 +53,7 @@ from middleware.kg.backends.store_folder import (
     plain_is_read_only,
     profile_ref,
     read_meta,
+    store_path,
 )
 from middleware.kg.base import Capabilities, LabelRow, QueryResult
 from middleware.kg.engine_errors import engine_error
@@ -100,7 +100,7 @@ class LocalStore(GraphOperations):
     ) -> None:
         self._held: int | None = None  # the reader's lock on its open generation
         self._refreshing = threading.Lock()
-        self.path = Path(path).expanduser().absolute() if path is not None else None
+        self.path = store_path(path) if path is not None else None
         self.wait = wait  # seconds to wait for another writer to let go of the store
         self.caps = caps or LoadCaps()  # how far an input file may go (load_max_*)
         self.read_only = read_only

@@ -10,6 +10,7 @@ given a missing or empty folder fails instead of making one.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Literal
 
@@ -18,6 +19,18 @@ from middleware.kg.backends.generations import CURRENT, META_FILE
 from middleware.kg.profiles import Profile, load_profile
 
 FolderKind = Literal["missing", "empty", "kgmw", "plain", "other"]
+
+
+def store_path(path: str | os.PathLike[str]) -> Path:
+    """A ``--store`` path, absolute; one that climbs out of a folder (``nope/../films``)
+    is resolved, as the system cannot walk through a folder that is missing, and the
+    store it names would read as missing.
+
+    >>> store_path("/data/nope/../films").as_posix()
+    '/data/films'
+    """
+    given = Path(path).expanduser().absolute()
+    return given.resolve() if ".." in given.parts else given
 
 
 def folder_kind(path: Path) -> FolderKind:

@@ -103,9 +103,9 @@ def load(
     elif not files:
         raise BadRequest("nothing to load", hint="give FILES or --recipe NAME --data-dir DIR")
     settings = settings_for(ctx, store=store, profile=profile, progress=progress)
-    if not replace:
-        check_profile(Path(store), settings.profile)
     folder_path = store_path(store)
+    if not replace:
+        check_profile(folder_path, settings.profile)
     made = [p for p in folder_path.parents if not p.exists()]  # the load may make them
     new_folder = not folder_path.exists()
     target: LocalStore | None = None

@@ -7,7 +7,6 @@ Errors print one line (``kgmw: error: ...``) and exit non-zero.
 
 from __future__ import annotations
 
-import shutil
 import sys
 import time
 from pathlib import Path
@@ -28,7 +27,12 @@ from middleware.cli.support import (
 )
 from middleware.errors import BadRequest, MiddlewareError, NotFound
 from middleware.kg.backends.local import LocalStore
-from middleware.kg.backends.store_folder import check_profile, store_path
+from middleware.kg.backends.store_folder import (
+    check_profile,
+    folder_kind,
+    store_path,
+    undo_first_load,
+)
 from middleware.kg.load_guard import LoadCaps
 from middleware.kg.open import query_policy
 from middleware.kg.recipes import RECIPES, recipe
@@ -107,7 +111,7 @@ def load(
     if not replace:
         check_profile(folder_path, settings.profile)
     made = [p for p in folder_path.parents if not p.exists()]  # the load may make them
-    new_folder = not folder_path.exists()
+    before = folder_kind(folder_path)
     target: LocalStore | None = None
     try:
         target = LocalStore(
@@ -121,13 +125,8 @@ def load(
     except BaseException:  # cleanup only: a failed first load leaves nothing behind
         if target is not None:
             target.close()
-        if new_folder:  # the store's folder (its lock was ours), then the parents
-            shutil.rmtree(folder_path, ignore_errors=True)  # made for it, while empty
-            for parent in made:  # deepest first: one another command filled meanwhile stays
-                try:
-                    parent.rmdir()
-                except OSError:
-                    break
+        if before in ("missing", "empty"):
+            undo_first_load(folder_path, made, remove=before == "missing")
         raise
     click.echo(
         f"loaded {report.quads_read:,} triples from {len(report.files)} file(s) in "

@@ -138,3 +138,33 @@ def test_a_store_named_through_a_missing_folder_is_the_store_itself(
     assert run(capsys, "load", str(more), "--store", "nope/../films", "--no-progress")[0] == 0
     assert _count(capsys, "films") == 29
     assert not (tmp_path / "nope").exists()
+
+
+def test_a_failed_first_load_keeps_the_store_another_command_loaded_meanwhile(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from middleware.errors import BadRequest
+    from middleware.kg.backends.local import LocalStore as Store
+
+    real_load = Store.load
+    store = str(tmp_path / "films")
+
+    def loaded_beside(self: Store, *args: object, **kwargs: object) -> object:
+        monkeypatch.setattr(Store, "load", real_load)
+        assert run(capsys, "load", str(FILMS), "--store", store, "--no-progress")[0] == 0
+        raise BadRequest("the file is malformed")  # then the first command's load fails
+
+    monkeypatch.setattr(Store, "load", loaded_beside)
+    assert run(capsys, "load", str(FILMS), "--store", store, "--no-progress")[0] != 0
+    assert _count(capsys, store) == 28
+
+
+def test_a_failed_first_load_into_an_empty_folder_leaves_it_empty(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    bad = tmp_path / "bad.ttl"
+    bad.write_text('<http://x/a> <http://x/b> "unterminated .\n')
+    folder = tmp_path / "empty"
+    folder.mkdir()
+    assert run(capsys, "load", str(bad), "--store", str(folder), "--no-progress")[0] != 0
+    assert folder.is_dir() and list(folder.iterdir()) == []

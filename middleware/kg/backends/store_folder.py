@@ -11,12 +11,17 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Literal
+
+import pyoxigraph as ox
 
 from middleware.errors import BadRequest, ConfigError, NotFound
 from middleware.kg.backends.generations import CURRENT, META_FILE
 from middleware.kg.profiles import Profile, load_profile
+from middleware.support.locks import LockTimeout, file_lock
 
 FolderKind = Literal["missing", "empty", "kgmw", "plain", "other"]
 
@@ -113,3 +118,45 @@ def check_profile(path: Path, asked: str | None) -> None:
             hint="leave out --profile to load with the store's, or --replace to load the "
             "store anew under the new profile",
         )
+
+
+def undo_first_load(folder: Path, made: Sequence[Path], *, remove: bool) -> None:
+    """What a failed first load into ``folder`` left, unless another command has loaded
+    the store meanwhile: checked under the store's lock, taken without waiting (a
+    command loading it now owns it). The folder's contents go, and the folder itself
+    where ``remove`` (it was made for this load); then each of ``made`` (the parents
+    made for it, deepest first) while it is empty."""
+    if folder.is_dir() and not folder.is_symlink():
+        try:
+            with file_lock(folder / ".lock", timeout=0):
+                if holds_data(folder):
+                    return
+                for child in folder.iterdir():
+                    if child.is_dir() and not child.is_symlink():
+                        shutil.rmtree(child, ignore_errors=True)
+                    else:
+                        child.unlink(missing_ok=True)
+        except LockTimeout:
+            return
+        if remove:
+            try:
+                folder.rmdir()
+            except OSError:
+                return
+    for parent in made:
+        try:
+            parent.rmdir()
+        except OSError:
+            break
+
+
+def holds_data(folder: Path) -> bool:
+    """Whether the store's live generation holds any triple (one read, not a count)."""
+    live = folder / CURRENT
+    if not live.is_dir():
+        return False
+    try:
+        store = ox.Store.read_only(str(live))
+    except OSError:
+        return True  # unreadable: not this command's to remove
+    return next(iter(store.quads_for_pattern(None, None, None)), None) is not None

@@ -168,3 +168,15 @@ def test_a_failed_first_load_into_an_empty_folder_leaves_it_empty(
     folder.mkdir()
     assert run(capsys, "load", str(bad), "--store", str(folder), "--no-progress")[0] != 0
     assert folder.is_dir() and list(folder.iterdir()) == []
+
+
+@pytest.mark.parametrize("named", ["loop", "x/../loop", "dangling"])
+def test_a_store_path_through_a_broken_link_is_a_clear_error(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, named: str
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "loop").symlink_to("loop")  # a link to itself
+    (tmp_path / "dangling").symlink_to("gone")
+    code, _, err = run(capsys, "load", str(FILMS), "--store", named, "--no-progress")
+    assert code == 2 and "link" in err and "Traceback" not in err
+    assert (tmp_path / "loop").is_symlink() and (tmp_path / "dangling").is_symlink()

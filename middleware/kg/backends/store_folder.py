@@ -35,7 +35,17 @@ def store_path(path: str | os.PathLike[str]) -> Path:
     '/data/films'
     """
     given = Path(path).expanduser().absolute()
-    return given.resolve() if ".." in given.parts else given
+    try:
+        found = given.resolve() if ".." in given.parts else given
+        broken = found.is_symlink() and not found.exists()  # dangling, or a loop
+    except (OSError, RuntimeError):  # a loop on the way (Python 3.11 raises RuntimeError)
+        broken = True
+    if broken:
+        raise BadRequest(
+            f"store path {path} goes through a link that leads nowhere (dangling, or a loop)",
+            hint="point the link at a folder, or give the store's folder itself",
+        )
+    return found
 
 
 def folder_kind(path: Path) -> FolderKind:

@@ -97,7 +97,7 @@ def settings_for(ctx: click.Context, **overrides: Any) -> Settings:
 @functools.cache
 def note_unknown_variables(names: tuple[str, ...], referenced: frozenset[str]) -> None:
     """Note, once per process, each ``KGMW_*`` slip (``KGMW_METOD``); no value is read."""
-    for line in unknown_variables(dict.fromkeys(names, ""), referenced):
+    for line in unknown_variables(names, referenced):
         click.echo(f"kgmw: note: {line}", err=True)
 
 

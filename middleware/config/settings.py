@@ -74,27 +74,27 @@ def lookup(key: str, origin: str) -> Setting:
 ENV_REFERENCE = re.compile(r"\benv:\s*([A-Za-z_][A-Za-z0-9_]*)")  # a secret's variable
 
 
-def unknown_variables(env: Mapping[str, str], referenced: Iterable[str] = ()) -> list[str]:
-    """A line for each ``KGMW_*`` variable that reads like a setting's but names none
-    (a slip that would otherwise be ignored in silence). Left alone: ``referenced``
-    variables (named by ``env:NAME`` values or a ``*_env`` setting: they hold
-    secrets), and variables close to no setting. A setting that names a variable
+def unknown_variables(names: Iterable[str], referenced: Iterable[str] = ()) -> list[str]:
+    """A line for each ``KGMW_*`` variable of ``names`` that reads like a setting's but
+    names none (a slip that would otherwise be ignored in silence). Left alone:
+    ``referenced`` variables (named by ``env:NAME`` values or a ``*_env`` setting: they
+    hold secrets), and variables close to no setting. A setting that names a variable
     (``llm_api_key_env``) is never the suggestion: its value is a name, not a secret.
 
-    >>> unknown_variables({"KGMW_MAX_HOP": "2", "KGMW_TIMEOUT": "5"})
+    >>> unknown_variables(["KGMW_MAX_HOP", "KGMW_TIMEOUT"])
     ['KGMW_MAX_HOP names no setting and is ignored (did you mean KGMW_MAX_HOPS?)']
-    >>> unknown_variables({"KGMW_ENDPOINT_PASS": "pw"}, referenced=["KGMW_ENDPOINT_PASS"])
+    >>> unknown_variables(["KGMW_ENDPOINT_PASS"], referenced=["KGMW_ENDPOINT_PASS"])
     []
-    >>> unknown_variables({"KGMW_CONFG": "x.toml"})
+    >>> unknown_variables(["KGMW_CONFG"])
     ['KGMW_CONFG names no setting and is ignored (did you mean KGMW_CONFIG?)']
     """
-    settings = {s.env_var for s in SETTINGS if not s.name.endswith("_env")} | {"KGMW_CONFIG"}
+    suggested = {s.env_var for s in SETTINGS if not s.name.endswith("_env")} | {"KGMW_CONFIG"}
     known = {s.env_var for s in SETTINGS} | {"KGMW_CONFIG"} | set(referenced)
     lines = []
-    for name in sorted(env):
+    for name in sorted(names):
         if not name.startswith("KGMW_") or name in known:
             continue
-        near = difflib.get_close_matches(name, sorted(settings), n=1, cutoff=0.85)
+        near = difflib.get_close_matches(name, sorted(suggested), n=1, cutoff=0.85)
         if near:
             lines.append(f"{name} names no setting and is ignored (did you mean {near[0]}?)")
     return lines

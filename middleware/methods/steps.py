@@ -69,6 +69,7 @@ from middleware.text.verbalize import Verbalizer
 # Graph text in the final prompt: about 5,000 tokens at 4 characters a token, room left
 # in the embedded model's 8,192 for the instructions, the choices and the reply.
 PROMPT_FACT_CHARS = 20_000
+LOOPED = 3  # a name this many times in a row is a small model repeating itself
 
 
 def clean_answer(text: str) -> str:
@@ -93,9 +94,6 @@ def clean_answer(text: str) -> str:
     if all(len(run) < LOOPED for run in runs):
         return line
     return ", ".join(run[0] if len(run) >= LOOPED else ", ".join(run) for run in runs)
-
-
-LOOPED = 3  # a name this many times in a row is a small model repeating itself
 
 
 def fallback_choice(choices: Sequence[str], facts: Sequence[str]) -> int:

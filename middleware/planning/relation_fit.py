@@ -15,8 +15,8 @@ best); the calibration weighs it (``methods/calibration.py``).
 
 The relations compared are those of the source's profile (its relation ontology), the
 graph's own (its relation vocabulary, read once per version of the data, where the
-graph lives in this process and has at most ``VOCABULARY_MAX``), any given at construction (a path memory's) and those of
-the evidence at hand. Nothing carries over from one question to the next: the same
+graph lives in this process and has at most ``VOCABULARY_MAX``), any given at
+construction (a path memory's) and those of the evidence at hand. Nothing carries over from one question to the next: the same
 question over the same data reads the same gap, in a one-shot ``kgmw ask`` as in a
 long-running service.
 """

@@ -193,9 +193,16 @@ def skipped(examples: dict[str, list[Example]], reports: Sequence[MethodReport])
 
 
 def merged(base: Calibration, fitted: Calibration, methods: Sequence[str] = ()) -> Calibration:
-    """``base`` with ``fitted``'s models put in (all, or only ``methods``)."""
+    """``base`` with ``fitted``'s models put in (all, or only ``methods``). A method
+    fitted again loses the base's profile models ("rok@films") that were not fitted
+    again: they were fitted on its old answers."""
     models = dict(base.models)
     for name, model in fitted.models.items():
         if not methods or name in methods:
+            if "@" not in name:
+                stale = [m for m in models if m.startswith(f"{name}@")]
+                for other in stale:
+                    if other not in fitted.models:
+                        del models[other]
             models[name] = model
     return Calibration(models)

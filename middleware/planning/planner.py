@@ -9,8 +9,10 @@
    entities that has it. A span that many learned questions contain unmasked is their
    wording ("state", "president"), so its paths come after the other spans'.
    **Zero-shot** (no memory): the relation paths that exist from the topic are grown
-   hop by hop and ranked by the similarity of their phrase to the masked question,
-   plus a per-length prior; support is a softmax over them.
+   hop by hop and ranked by how well they read as the masked question
+   (``path_reading.py``: each asked as short questions, a prior per hop count, paths
+   out and back for questions about the topic's peers); support is a softmax over
+   them.
 3. The best paths are walked from their topic (``follow``); those that reach nothing
    are skipped, up to ``max_plans`` that do. Their walks are the evidence; the best
    plan's support is the confidence, and its entities are the answers, those that
@@ -33,6 +35,7 @@ from middleware.planning.candidates import grow
 from middleware.planning.masking import MASK, mask, topic_spans, without_kind
 from middleware.planning.memory import PathMemory
 from middleware.planning.mentions import RelationMentions
+from middleware.planning.path_reading import PathReading, asks_for_peers
 from middleware.planning.plans import Candidate, Mode, Plan, Planning
 from middleware.planning.question_words import QuestionWords
 from middleware.planning.relpaths import LENGTH_PRIOR, describe, ends, from_key, path_key, phrase
@@ -78,6 +81,7 @@ class Planner:
         self._words: QuestionWords | None = None
         self._phrase_vectors: dict[str, Any] = {}  # a relation path's phrase, encoded once
         self.mentions = RelationMentions(encoder, verbalizer)
+        self.reading = PathReading(encoder, verbalizer)
 
     # -- the memory as an index ---------------------------------------------------------
     def index(self) -> VectorIndex[int]:
@@ -120,10 +124,11 @@ class Planner:
         vectors = self.encoder.encode(masked)
         unheld: dict[tuple[str, str], float] = {}
         worded: set[str] = set()
+        peers = asks_for_peers(question)
         if self.memory is not None:
             candidates = self._vote(spans, vectors, unheld, worded)
         else:
-            candidates = self._rank(spans, vectors)
+            candidates = self._rank(spans, vectors, peers)
         if self.config.relation_coverage:  # not for the paths users' questions chose
             candidates = self._cover(question, candidates, mode == "learned", worded)
         planning = Planning(mode, considered=candidates, unheld=unheld, worded=worded)
@@ -137,7 +142,7 @@ class Planner:
             best = [i for i, pair in enumerate(spans) if pair in liked]
             if not best:
                 best = [i for i, (span, _) in enumerate(spans) if i == 0 or spans[i - 1][0] != span]
-            self._backup(planning, [spans[i] for i in best], vectors[best])
+            self._backup(planning, [spans[i] for i in best], vectors[best], peers)
         self._execute(planning, [c for c in candidates if c.wide])
         if self.config.answer_types:
             self._type(planning, question, candidates)
@@ -211,12 +216,14 @@ class Planner:
         names = self.graph.labels(reached)
         return ends_kind([names.get(t, "") for t in reached], reached)
 
-    def _backup(self, planning: Planning, spans: list[tuple[str, NamedNode]], vectors: Any) -> None:
+    def _backup(
+        self, planning: Planning, spans: list[tuple[str, NamedNode]], vectors: Any, peers: bool
+    ) -> None:
         """One zero-shot plan after the learned ones, when those are unsure: its walks
         add to the evidence, and it comes last, so a learned plan that reached something
         still gives the answer; with none, the backup plan does."""
         taken = {(p.candidate.topic, p.candidate.path) for p in planning.plans}
-        for tried, candidate in enumerate(self._rank(spans, vectors)):
+        for tried, candidate in enumerate(self._rank(spans, vectors, peers)):
             if tried >= 2 * self.config.max_plans:
                 break
             if (candidate.topic, candidate.path) in taken:
@@ -307,7 +314,10 @@ class Planner:
             for c, share in zip(candidates, shares, strict=True)
         ]
 
-    def _rank(self, spans: list[tuple[str, NamedNode]], vectors: Any) -> list[Candidate]:
+    def _rank(
+        self, spans: list[tuple[str, NamedNode]], vectors: Any, peers: bool
+    ) -> list[Candidate]:
+        """Zero-shot candidates: each span's paths, scored by ``path_reading.py``."""
         found: list[Candidate] = []
         for (span, topic), vector in zip(spans, vectors, strict=True):
             paths = grow(
@@ -318,12 +328,7 @@ class Planner:
             )
             if not paths:
                 continue
-            phrases = [phrase(p, self.verbalizer) for p in paths]
-            similarity = normalize(self.encoder.encode(phrases)) @ normalize(vector)[0]
-            scores = [
-                float(s) + LENGTH_PRIOR.get(len(p), 0.0)
-                for s, p in zip(similarity, paths, strict=True)
-            ]
+            scores = self.reading.scores(paths, vector, peers=peers)
             top = max(scores)
             weights = [math.exp((s - top) / TEMPERATURE) for s in scores]
             total = sum(weights)

@@ -218,3 +218,18 @@ def test_a_source_profile_with_enough_answers_gets_a_model_of_its_own(tmp_path: 
 def test_an_answer_records_the_profile_it_was_asked_over(kg: LocalStore) -> None:
     answer = RoK(rok_llm("Michael Mann"), kg).run("Who directed Heat?")
     assert answer.basis is not None and answer.basis.profile == "metaqa"
+
+
+def test_a_method_fitted_again_drops_the_profile_models_of_its_old_fit(tmp_path: Path) -> None:
+    """`kgmw calibrate --base` with answers over one profile fits no profile model (the
+    method's own is the same); the base's profile model, fitted on the old answers,
+    must not outlive it, or sources of that profile keep the old confidence."""
+    from middleware.eval.calibrate import merged
+
+    old = Model(("bias",), (0.0,), {"answers": 1})
+    base = Calibration({"rok": old, "rok@films": old, "pg": old, "pg@films": old})
+    fitted, _ = fit(read_examples([results_file(tmp_path / "run", 200)]))
+    assert set(fitted.models) == {"rok"}
+    both = merged(base, fitted)
+    assert set(both.models) == {"rok", "pg", "pg@films"}
+    assert both.model("rok", profile="films") is fitted.models["rok"]

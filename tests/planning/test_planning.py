@@ -336,7 +336,7 @@ def test_the_wider_ring_comes_after_the_zero_shot_backup(
     wide = Candidate(titanic, "Titanic", ((ex("starring"), True),), 0.0003, wide=True)
     backup = Candidate(titanic, "Titanic", SAME_DIRECTOR, 0.9)
     monkeypatch.setattr(plans, "_vote", lambda spans, vectors, unheld, worded: [voted, wide])
-    monkeypatch.setattr(plans, "_rank", lambda spans, vectors: [backup])
+    monkeypatch.setattr(plans, "_rank", lambda spans, vectors, peers: [backup])
     planning = plans.plan("Which film shares a director with Titanic?")
     kinds = [
         "backup" if p.backup else "wide" if p.candidate.wide else "voted" for p in planning.plans
@@ -354,7 +354,7 @@ def test_the_backup_grows_paths_only_from_the_topics_the_vote_liked(
     unsure = Candidate(ex("Titanic"), "Titanic", ((ex("directedBy"), True),), 0.3)
     grown: list[list[str]] = []
 
-    def rank(spans: list[tuple[str, NamedNode]], vectors: object) -> list[Candidate]:
+    def rank(spans: list[tuple[str, NamedNode]], vectors: object, peers: bool) -> list[Candidate]:
         grown.append([span for span, _ in spans])
         return []
 

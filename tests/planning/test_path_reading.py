@@ -26,7 +26,9 @@ RELATION = "https://kgmw.dev/metaqa/relation/"
 def path(*steps: str) -> tuple:  # type: ignore[type-arg]
     """A MetaQA relation path: ``directed_by`` forward, ``^directed_by`` backwards."""
     return from_key(
-        "/".join(f"^<{RELATION}{s[1:]}>" if s.startswith("^") else f"<{RELATION}{s}>" for s in steps)
+        "/".join(
+            f"^<{RELATION}{s[1:]}>" if s.startswith("^") else f"<{RELATION}{s}>" for s in steps
+        )
     )
 
 
@@ -89,7 +91,7 @@ def test_each_paths_questions_are_encoded_once(sample: LocalStore) -> None:
         calls.append(len(texts))
         return encode(texts)
 
-    encoder.encode = counted  # type: ignore[method-assign]
+    encoder.encode = counted  # type: ignore[method-assign,assignment]
     reading = PathReading(encoder, Verbalizer(sample))
     vector = encode(["who directed NE"])[0]
     reading.scores([path("directed_by")], vector, peers=False)

@@ -19,8 +19,10 @@ from middleware.kg.base import Path
 from middleware.kg.walks import MAX_STEPS, RelationPath
 from middleware.text.verbalize import Verbalizer
 
-# Zero-shot planning adds this to a relation path's similarity per hop count (tuned on
-# MetaQA dev): longer paths need more to win. The walk's reading of paths uses it too.
+# Added to a relation path's phrase similarity per hop count (tuned on MetaQA dev):
+# longer paths need more to win. The vote's blend with the phrase (planner.py) and the
+# walk's reading of paths (methods/ksl/reading.py) use it; zero-shot ranking has its
+# own (path_reading.QUESTION_PRIOR).
 LENGTH_PRIOR = {1: 0.0, 2: -0.06, 3: -0.12}
 
 

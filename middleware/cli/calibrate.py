@@ -25,7 +25,8 @@ from middleware.methods.calibration import SHIPPED, Calibration, load_calibratio
     "--base",
     type=click.Path(dir_okay=False, exists=True, path_type=Path),
     help="Start from this calibration (default: the shipped one) and replace only the "
-    "methods fitted now.",
+    "methods fitted now; a method fitted again loses the base's per-profile models "
+    "(name@profile) that were not fitted again.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 def calibrate_command(

@@ -196,13 +196,11 @@ def merged(base: Calibration, fitted: Calibration, methods: Sequence[str] = ()) 
     """``base`` with ``fitted``'s models put in (all, or only ``methods``). A method
     fitted again loses the base's profile models ("rok@films") that were not fitted
     again: they were fitted on its old answers."""
-    models = dict(base.models)
-    for name, model in fitted.models.items():
-        if not methods or name in methods:
-            if "@" not in name:
-                stale = [m for m in models if m.startswith(f"{name}@")]
-                for other in stale:
-                    if other not in fitted.models:
-                        del models[other]
-            models[name] = model
-    return Calibration(models)
+    put = {n: m for n, m in fitted.models.items() if not methods or n in methods}
+    refitted = {n for n in put if "@" not in n}
+    models = {
+        n: m
+        for n, m in base.models.items()
+        if "@" not in n or n.split("@")[0] not in refitted or n in put
+    }
+    return Calibration({**models, **put})

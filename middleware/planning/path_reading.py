@@ -1,17 +1,19 @@
 """How well each relation path from a topic reads as the question: the zero-shot score.
 
 A path is asked as the short questions that ``relation_fit.short_questions`` makes of a
-relation, read along the whole path: from its answer back to the topic ("what wrote
-directed NE") and from the topic out ("NE directed written by what"). Its score is
-their mean similarity to the masked question, plus a prior per hop count. On 300 MetaQA
-dev questions (fold 0, seed 11) this put the right path first more often than the
-path's bare phrase ("directed NE"), most of all on 1-hop questions.
+relation, read along the whole path: from its answer back to the topic and from the
+topic out (a director's films' writers: "what wrote directed by NE", "NE directed
+written by what", ...). Its score is their mean similarity to the masked question,
+plus a prior per hop count. On 300 MetaQA dev questions (fold 0, seed 11) this put the
+right path first more often than the path's bare phrase ("starred in NE"), most of all
+on 1-hop questions.
 
 A question that asks for the topic's peers ("which films share the director of NE",
 "who starred together with NE") is answered by a path that goes out and straight back
 over one relation (``directed by → directed by⁻¹``); an encoder reads such a question
-as close to the one relation it names, so the path gets ``PEER_BONUS`` when the
-question has a word of sharing and loses it when not.
+as close to the one relation it names, so such a path gains ``PEER_BONUS`` when the
+masked question (the topic's name left out: "The Sun Also Rises") has a word of
+sharing.
 
 >>> asks_for_peers("which films share the same director as NE"), asks_for_peers("who directed NE")
 (True, False)
@@ -32,24 +34,31 @@ import numpy as np
 
 from middleware.kg.walks import RelationPath
 from middleware.planning.relation_fit import short_questions
-from middleware.planning.relpaths import path_key, phrase
-from middleware.text.embeddings.encoders import Encoder, normalize
+from middleware.planning.relpaths import path_key
+from middleware.planning.wordings import readings
+from middleware.text.embeddings.encoders import Encoder, encode_groups, normalize
 from middleware.text.verbalize import Verbalizer
 
 # added to a path's score per hop count: a longer path must read better to win
-# (chosen on MetaQA dev, fold 0, seed 11, with the two constants below)
+# (chosen on MetaQA dev, fold 0, seed 11, with PEER_BONUS)
 QUESTION_PRIOR = {1: 0.0, 2: -0.08, 3: -0.12}
-PEER_BONUS = 0.08
-# words that ask for what shares something with the topic (co-star, co-wrote, ...)
+PEER_BONUS = 0.12
+# words that ask for what shares something with the topic ("acted with NE"); any
+# hyphen in "co-star"
 PEER_WORDS = re.compile(
-    r"\b(same|also|together|shares?|shared|sharing|co-\w+|costars?|costarred)\b", re.IGNORECASE
+    r"\b(same|also|together|alongside|shares?|shared|sharing"
+    r"|(?:acted|starred|appeared|played|performed|worked) with"
+    r"|co[-\u2010-\u2015]?star(?:s|red|ring)?)\b",
+    re.IGNORECASE,
 )
-KEPT_PATHS = 50_000  # paths whose questions' vectors are kept
+# paths whose questions' mean vector is kept (50,000 × 384 float32: about 77 MB)
+KEPT_PATHS = 50_000
 
 
-def asks_for_peers(question: str) -> bool:
-    """Whether ``question`` asks for what shares something with its topic."""
-    return PEER_WORDS.search(question) is not None
+def asks_for_peers(masked: str) -> bool:
+    """Whether the ``masked`` question (its topic's name left out) asks for what
+    shares something with its topic."""
+    return PEER_WORDS.search(masked) is not None
 
 
 def goes_out_and_back(path: RelationPath) -> bool:
@@ -58,60 +67,62 @@ def goes_out_and_back(path: RelationPath) -> bool:
 
 
 def path_questions(path: RelationPath, verbalizer: Verbalizer) -> list[str]:
-    """The short questions that ask for the far end of ``path`` from its topic.
+    """The short questions that ask for the far end of ``path`` from its topic, each
+    step read as ``wordings.readings`` reads it (a relation with no inverse label too).
 
     >>> from middleware.kg.backends.local import LocalStore
     >>> from middleware.planning.relpaths import from_key
     >>> v = Verbalizer(LocalStore(profile="metaqa"))
-    >>> path_questions(from_key("<https://kgmw.dev/metaqa/relation/directed_by>"), v)
+    >>> r = "https://kgmw.dev/metaqa/relation/"
+    >>> path_questions(from_key(f"<{r}directed_by>"), v)
     ['what directed NE', 'NE directed by what', 'what is NE directed by', 'directed NE']
+    >>> path_questions(from_key(f"^<{r}directed_by>/<{r}written_by>"), v)[:2]
+    ['what wrote directed by NE', 'NE directed written by what']
     """
-    back = phrase(path, verbalizer, topic="").strip()
-    out = " ".join(verbalizer.relation(p, forward=forward) for p, forward in path)
+    steps = readings(path, verbalizer)
+    back = " ".join(step.answer_side for step in reversed(steps))
+    out = " ".join(step.topic_side for step in steps)
     return short_questions(out, back)
 
 
 class PathReading:
     """Scores of relation paths against masked questions over one graph (safe to share
-    between threads); each path's questions are encoded once."""
+    between threads). A path's score is linear in its questions' vectors, so only
+    their mean is kept, once per path."""
 
     def __init__(self, encoder: Encoder, verbalizer: Verbalizer) -> None:
         self.encoder = encoder
         self.verbalizer = verbalizer
-        self._vectors: dict[str, np.ndarray] = {}
+        self._means: dict[str, np.ndarray] = {}
         self._lock = threading.Lock()
 
-    def _rows(self, paths: Sequence[RelationPath]) -> np.ndarray:
-        """The paths' questions' vectors, one (questions × dimensions) block a path."""
+    def _matrix(self, paths: Sequence[RelationPath]) -> np.ndarray:
+        """One row per path: the mean of its questions' unit vectors."""
         keys = [path_key(p) for p in paths]
         with self._lock:
-            missing = {k: p for k, p in zip(keys, paths, strict=True) if k not in self._vectors}
+            missing = {k: p for k, p in zip(keys, paths, strict=True) if k not in self._means}
+            if len(self._means) + len(missing) > KEPT_PATHS:
+                self._means.clear()
+                missing = dict(zip(keys, paths, strict=True))
             if missing:
-                if len(self._vectors) + len(missing) > KEPT_PATHS:
-                    self._vectors.clear()
-                    missing = dict(zip(keys, paths, strict=True))
                 asked = [path_questions(p, self.verbalizer) for p in missing.values()]
-                rows = normalize(self.encoder.encode([q for qs in asked for q in qs]))
-                start = 0
-                for key, questions in zip(missing, asked, strict=True):
-                    self._vectors[key] = rows[start : start + len(questions)]
-                    start += len(questions)
-            return np.stack([self._vectors[k] for k in keys])
+                blocks = encode_groups(self.encoder, asked)
+                self._means.update(
+                    (k, b.mean(axis=0)) for k, b in zip(missing, blocks, strict=True)
+                )
+            return np.stack([self._means[k] for k in keys])
 
     def scores(
         self, paths: Sequence[RelationPath], question: np.ndarray, *, peers: bool
     ) -> list[float]:
         """Each path's score for the masked ``question`` (its vector): the mean
         similarity of its questions, its hop count's prior, and ``PEER_BONUS`` for a
-        path out and back where the question asks for ``peers`` (against it where not)."""
+        path out and back where the question asks for ``peers``."""
         if not paths:
             return []
         query = normalize(question[None, :])[0]
-        read = (self._rows(paths) @ query).mean(axis=1)
         found = []
-        for path, similarity in zip(paths, read.tolist(), strict=True):
-            score = similarity + QUESTION_PRIOR.get(len(path), 0.0)
-            if goes_out_and_back(path):
-                score += PEER_BONUS if peers else -PEER_BONUS
-            found.append(score)
+        for path, similarity in zip(paths, (self._matrix(paths) @ query).tolist(), strict=True):
+            bonus = PEER_BONUS if peers and goes_out_and_back(path) else 0.0
+            found.append(similarity + QUESTION_PRIOR.get(len(path), 0.0) + bonus)
         return found

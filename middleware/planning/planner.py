@@ -45,8 +45,8 @@ from middleware.text.embeddings.index import VectorIndex
 from middleware.text.linking import EntityLinker
 from middleware.text.verbalize import Verbalizer
 
-# Zero-shot: the softmax temperature that turns scores into support (the length prior
-# added per hop count is LENGTH_PRIOR, in relpaths.py).
+# The softmax temperature that turns scores into support: zero-shot path scores
+# (path_reading.py) and the vote's phrase blend.
 TEMPERATURE = 0.05
 # Learned: paths of the next (WIDEN - 1) x neighbours come after every voted path, to fill
 # the plans left when the nearest neighbours' paths run out (recall, never the top plan).
@@ -119,12 +119,12 @@ class Planner:
                 "none", notes=["no span of the question links to an entity of the graph"]
             )
         masked = [mask(question, span) for span, _ in spans]
+        peers = [asks_for_peers(m) for m in masked]  # "The Sun Also Rises" is masked
         if self._generated:
             masked = [without_kind(m) for m in masked]
         vectors = self.encoder.encode(masked)
         unheld: dict[tuple[str, str], float] = {}
         worded: set[str] = set()
-        peers = asks_for_peers(question)
         if self.memory is not None:
             candidates = self._vote(spans, vectors, unheld, worded)
         else:
@@ -142,7 +142,8 @@ class Planner:
             best = [i for i, pair in enumerate(spans) if pair in liked]
             if not best:
                 best = [i for i, (span, _) in enumerate(spans) if i == 0 or spans[i - 1][0] != span]
-            self._backup(planning, [spans[i] for i in best], vectors[best], peers)
+            chosen = [spans[i] for i in best]
+            self._backup(planning, chosen, vectors[best], [peers[i] for i in best])
         self._execute(planning, [c for c in candidates if c.wide])
         if self.config.answer_types:
             self._type(planning, question, candidates)
@@ -217,7 +218,11 @@ class Planner:
         return ends_kind([names.get(t, "") for t in reached], reached)
 
     def _backup(
-        self, planning: Planning, spans: list[tuple[str, NamedNode]], vectors: Any, peers: bool
+        self,
+        planning: Planning,
+        spans: list[tuple[str, NamedNode]],
+        vectors: Any,
+        peers: list[bool],
     ) -> None:
         """One zero-shot plan after the learned ones, when those are unsure: its walks
         add to the evidence, and it comes last, so a learned plan that reached something
@@ -315,11 +320,12 @@ class Planner:
         ]
 
     def _rank(
-        self, spans: list[tuple[str, NamedNode]], vectors: Any, peers: bool
+        self, spans: list[tuple[str, NamedNode]], vectors: Any, peers: list[bool]
     ) -> list[Candidate]:
-        """Zero-shot candidates: each span's paths, scored by ``path_reading.py``."""
+        """Zero-shot candidates: each span's paths, scored by ``path_reading.py`` against
+        its masked question (``vectors``), which may ask for the topic's ``peers``."""
         found: list[Candidate] = []
-        for (span, topic), vector in zip(spans, vectors, strict=True):
+        for (span, topic), vector, asks in zip(spans, vectors, peers, strict=True):
             paths = grow(
                 self.graph,
                 topic,
@@ -328,7 +334,7 @@ class Planner:
             )
             if not paths:
                 continue
-            scores = self.reading.scores(paths, vector, peers=peers)
+            scores = self.reading.scores(paths, vector, peers=asks)
             top = max(scores)
             weights = [math.exp((s - top) / TEMPERATURE) for s in scores]
             total = sum(weights)

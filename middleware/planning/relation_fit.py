@@ -32,7 +32,7 @@ from pyoxigraph import NamedNode
 from middleware.errors import EndpointError
 from middleware.kg.base import KnowledgeGraph
 from middleware.planning.masking import MASK, mask
-from middleware.text.embeddings.encoders import Encoder, normalize
+from middleware.text.embeddings.encoders import Encoder, encode_groups, normalize
 from middleware.text.verbalize import Verbalizer
 
 # a graph with more relations is compared on its profile's and the evidence's only:
@@ -111,11 +111,8 @@ class RelationFit:
                     + questions_for(self.verbalizer, p, False)
                     for p in missing
                 ]
-                vectors = normalize(self.encoder().encode([q for qs in asked for q in qs]))
-                start = 0
-                for predicate, questions in zip(missing, asked, strict=True):
-                    self._vectors[predicate] = vectors[start : start + len(questions)]
-                    start += len(questions)
+                encoded = encode_groups(self.encoder(), asked)
+                self._vectors.update(zip(missing, encoded, strict=True))
             names = sorted(compared)
             blocks = [self._vectors[p] for p in names]
             starts = np.cumsum([0] + [len(b) for b in blocks[:-1]])

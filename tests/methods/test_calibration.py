@@ -233,3 +233,16 @@ def test_a_method_fitted_again_drops_the_profile_models_of_its_old_fit(tmp_path:
     both = merged(base, fitted)
     assert set(both.models) == {"rok", "pg", "pg@films"}
     assert both.model("rok", profile="films") is fitted.models["rok"]
+
+
+def test_a_method_put_in_alone_keeps_no_stale_profile_model(tmp_path: Path) -> None:
+    """With ``methods`` naming the method only, its profile model fitted now is not put
+    in, so the base's, fitted on the old answers, must go rather than stay."""
+    from middleware.eval.calibrate import merged
+
+    old = Model(("bias",), (0.0,), {"answers": 1})
+    new = Model(("bias",), (1.0,), {"answers": 2})
+    base = Calibration({"rok": old, "rok@films": old, "rok@places": old})
+    fitted = Calibration({"rok": new, "rok@films": new})
+    assert set(merged(base, fitted, ["rok"]).models) == {"rok"}
+    assert merged(base, fitted, ["rok", "rok@films"]).models == {"rok": new, "rok@films": new}

@@ -58,6 +58,17 @@ def normalize(vectors: npt.NDArray[Any]) -> Vectors:
     return (matrix / np.where(norms == 0, 1.0, norms)).astype(np.float32)
 
 
+def encode_groups(encoder: Encoder, groups: Sequence[Sequence[str]]) -> list[Vectors]:
+    """Each group of texts as its block of unit rows, from one call to the encoder.
+
+    >>> [b.shape for b in encode_groups(HashEncoder(dim=8), [["a", "b"], ["c"]])]
+    [(2, 8), (1, 8)]
+    """
+    rows = normalize(encoder.encode([text for group in groups for text in group]))
+    ends = np.cumsum([len(group) for group in groups])
+    return list(np.split(rows, ends[:-1])) if len(groups) else []
+
+
 class HashEncoder:
     """Words hashed into signed buckets: same words, same vector; shared words, similar."""
 

@@ -9,17 +9,17 @@ right path first more often than the path's bare phrase ("starred in NE"), most 
 on 1-hop questions.
 
 A question that asks for the topic's peers ("which films share the director of NE",
-"who starred together with NE") is answered by a path that goes out and straight back
-over one relation (``directed by → directed by⁻¹``); an encoder reads such a question
-as close to the one relation it names, so such a path gains ``PEER_BONUS`` when the
-masked question (the topic's name left out: "The Sun Also Rises") has a word of
-sharing.
+"who starred together with NE") is answered by a path that starts out and straight
+back over one relation (``directed by → directed by⁻¹``); an encoder reads such a
+question as close to the one relation it names, so such a path gains ``PEER_BONUS``
+when the question, with every linked name left out ("The Sun Also Rises"), has a word
+of sharing.
 
 >>> asks_for_peers("which films share the same director as NE"), asks_for_peers("who directed NE")
 (True, False)
 >>> from pyoxigraph import NamedNode
->>> d = NamedNode("http://x/directed_by")
->>> goes_out_and_back(((d, True), (d, False))), goes_out_and_back(((d, True),))
+>>> d, g = NamedNode("http://x/directed_by"), NamedNode("http://x/genre")
+>>> starts_out_and_back(((d, True), (d, False))), starts_out_and_back(((g, True), (d, True), (d, False)))
 (True, False)
 """
 
@@ -28,7 +28,6 @@ from __future__ import annotations
 import re
 import threading
 from collections.abc import Sequence
-from itertools import pairwise
 
 import numpy as np
 
@@ -46,7 +45,7 @@ PEER_BONUS = 0.12
 # words that ask for what shares something with the topic ("acted with NE"); any
 # hyphen in "co-star"
 PEER_WORDS = re.compile(
-    r"\b(same|also|together|alongside|shares?|shared|sharing"
+    r"\b(same|also(?! known)|together|alongside|shares?|shared|sharing"
     r"|(?:acted|starred|appeared|played|performed|worked) with"
     r"|co[-\u2010-\u2015]?star(?:s|red|ring)?)\b",
     re.IGNORECASE,
@@ -55,15 +54,16 @@ PEER_WORDS = re.compile(
 KEPT_PATHS = 50_000
 
 
-def asks_for_peers(masked: str) -> bool:
-    """Whether the ``masked`` question (its topic's name left out) asks for what
+def asks_for_peers(unnamed: str) -> bool:
+    """Whether the ``unnamed`` question (its linked names left out) asks for what
     shares something with its topic."""
-    return PEER_WORDS.search(masked) is not None
+    return PEER_WORDS.search(unnamed) is not None
 
 
-def goes_out_and_back(path: RelationPath) -> bool:
-    """Whether ``path`` takes a step and straight back over the same relation."""
-    return any(a[0] == b[0] and a[1] != b[1] for a, b in pairwise(path))
+def starts_out_and_back(path: RelationPath) -> bool:
+    """Whether ``path`` starts with a step and straight back over the same relation:
+    to the topic's peers."""
+    return len(path) >= 2 and path[0][0] == path[1][0] and path[0][1] != path[1][1]
 
 
 def path_questions(path: RelationPath, verbalizer: Verbalizer) -> list[str]:
@@ -100,29 +100,30 @@ class PathReading:
         """One row per path: the mean of its questions' unit vectors."""
         keys = [path_key(p) for p in paths]
         with self._lock:
-            missing = {k: p for k, p in zip(keys, paths, strict=True) if k not in self._means}
-            if len(self._means) + len(missing) > KEPT_PATHS:
-                self._means.clear()
-                missing = dict(zip(keys, paths, strict=True))
+            rows = {k: self._means[k] for k in keys if k in self._means}
+            missing = {k: p for k, p in zip(keys, paths, strict=True) if k not in rows}
             if missing:
                 asked = [path_questions(p, self.verbalizer) for p in missing.values()]
                 blocks = encode_groups(self.encoder, asked)
-                self._means.update(
-                    (k, b.mean(axis=0)) for k, b in zip(missing, blocks, strict=True)
-                )
-            return np.stack([self._means[k] for k in keys])
+                fresh = {k: b.mean(axis=0) for k, b in zip(missing, blocks, strict=True)}
+                rows.update(fresh)
+                if len(self._means) + len(fresh) > KEPT_PATHS:
+                    self._means.clear()
+                if len(fresh) <= KEPT_PATHS:
+                    self._means.update(fresh)
+            return np.stack([rows[k] for k in keys])
 
     def scores(
         self, paths: Sequence[RelationPath], question: np.ndarray, *, peers: bool
     ) -> list[float]:
         """Each path's score for the masked ``question`` (its vector): the mean
         similarity of its questions, its hop count's prior, and ``PEER_BONUS`` for a
-        path out and back where the question asks for ``peers``."""
+        path that starts out and back where the question asks for ``peers``."""
         if not paths:
             return []
         query = normalize(question[None, :])[0]
         found = []
         for path, similarity in zip(paths, (self._matrix(paths) @ query).tolist(), strict=True):
-            bonus = PEER_BONUS if peers and goes_out_and_back(path) else 0.0
+            bonus = PEER_BONUS if peers and starts_out_and_back(path) else 0.0
             found.append(similarity + QUESTION_PRIOR.get(len(path), 0.0) + bonus)
         return found

@@ -119,7 +119,10 @@ class Planner:
                 "none", notes=["no span of the question links to an entity of the graph"]
             )
         masked = [mask(question, span) for span, _ in spans]
-        peers = [asks_for_peers(m) for m in masked]  # "The Sun Also Rises" is masked
+        unnamed = question
+        for span in dict.fromkeys(span for span, _ in spans):
+            unnamed = mask(unnamed, span)
+        peers = asks_for_peers(unnamed)  # not "The Sun Also Rises", whichever span it is
         if self._generated:
             masked = [without_kind(m) for m in masked]
         vectors = self.encoder.encode(masked)
@@ -142,8 +145,7 @@ class Planner:
             best = [i for i, pair in enumerate(spans) if pair in liked]
             if not best:
                 best = [i for i, (span, _) in enumerate(spans) if i == 0 or spans[i - 1][0] != span]
-            chosen = [spans[i] for i in best]
-            self._backup(planning, chosen, vectors[best], [peers[i] for i in best])
+            self._backup(planning, [spans[i] for i in best], vectors[best], peers)
         self._execute(planning, [c for c in candidates if c.wide])
         if self.config.answer_types:
             self._type(planning, question, candidates)
@@ -222,7 +224,7 @@ class Planner:
         planning: Planning,
         spans: list[tuple[str, NamedNode]],
         vectors: Any,
-        peers: list[bool],
+        peers: bool,
     ) -> None:
         """One zero-shot plan after the learned ones, when those are unsure: its walks
         add to the evidence, and it comes last, so a learned plan that reached something
@@ -320,12 +322,13 @@ class Planner:
         ]
 
     def _rank(
-        self, spans: list[tuple[str, NamedNode]], vectors: Any, peers: list[bool]
+        self, spans: list[tuple[str, NamedNode]], vectors: Any, peers: bool
     ) -> list[Candidate]:
         """Zero-shot candidates: each span's paths, scored by ``path_reading.py`` against
-        its masked question (``vectors``), which may ask for the topic's ``peers``."""
+        its masked question (``vectors``); the question may ask for the topic's
+        ``peers``."""
         found: list[Candidate] = []
-        for (span, topic), vector, asks in zip(spans, vectors, peers, strict=True):
+        for (span, topic), vector in zip(spans, vectors, strict=True):
             paths = grow(
                 self.graph,
                 topic,
@@ -334,7 +337,7 @@ class Planner:
             )
             if not paths:
                 continue
-            scores = self.reading.scores(paths, vector, peers=asks)
+            scores = self.reading.scores(paths, vector, peers=peers)
             top = max(scores)
             weights = [math.exp((s - top) / TEMPERATURE) for s in scores]
             total = sum(weights)

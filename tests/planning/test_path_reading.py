@@ -15,8 +15,8 @@ from middleware.planning.path_reading import (
     QUESTION_PRIOR,
     PathReading,
     asks_for_peers,
-    goes_out_and_back,
     path_questions,
+    starts_out_and_back,
 )
 from middleware.planning.planner import Planner
 from middleware.planning.relpaths import from_key
@@ -67,17 +67,21 @@ def zero_shot(sample: LocalStore) -> Planner:
         ("Which country is NE from?", False),
         ("What comedy did the company make?", False),
         ("What else did NE invent?", False),  # his other inventions: one hop
+        ("What is NE also known as?", False),
     ],
 )
 def test_questions_about_the_topics_peers(masked: str, peers: bool) -> None:
     assert asks_for_peers(masked) is peers
 
 
-def test_a_path_out_and_back() -> None:
-    assert goes_out_and_back(path("directed_by", "^directed_by"))
-    assert goes_out_and_back(path("directed_by", "^directed_by", "has_genre"))
-    assert not goes_out_and_back(path("directed_by", "directed_by"))  # onward, not back
-    assert not goes_out_and_back(path("^directed_by", "starred_actors"))
+def test_a_path_that_starts_out_and_back() -> None:
+    assert starts_out_and_back(path("directed_by", "^directed_by"))
+    assert starts_out_and_back(path("directed_by", "^directed_by", "has_genre"))
+    assert not starts_out_and_back(path("directed_by", "directed_by"))  # onward, not back
+    assert not starts_out_and_back(path("^directed_by", "starred_actors"))
+    # out and back later: not the topic's peers
+    assert not starts_out_and_back(path("has_genre", "^has_genre", "written_by")[1:])
+    assert not starts_out_and_back(path("^starred_actors", "written_by", "^written_by"))
 
 
 def test_peer_words_move_only_paths_out_and_back(sample: LocalStore) -> None:
@@ -150,3 +154,23 @@ def test_zero_shot_plans_first_the_path_the_question_asks(
     planning = zero_shot.plan(question)
     assert planning.mode == "zero-shot"
     assert planning.plans[0].candidate.path == path(*first)
+
+
+def test_a_title_in_another_span_does_not_ask_for_peers(zero_shot: Planner) -> None:
+    """Every linked name is left out before the question is read for peers: "Two Rode
+    Together" is a title, also when the plan starts from James Stewart."""
+    planning = zero_shot.plan("Who directed Two Rode Together starring James Stewart?")
+    assert not starts_out_and_back(planning.plans[0].candidate.path)
+
+
+def test_the_kept_vectors_stay_under_their_cap(
+    sample: LocalStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("middleware.planning.path_reading.KEPT_PATHS", 2)
+    reading = PathReading(HashEncoder(), Verbalizer(sample))
+    vector = HashEncoder().encode(["who directed NE"])[0]
+    many = [path("directed_by"), path("written_by"), path("has_genre"), path("in_language")]
+    first = reading.scores(many, vector, peers=False)
+    assert len(reading._means) <= 2
+    assert reading.scores(many[:2], vector, peers=False) == pytest.approx(first[:2])
+    assert reading.scores(many, vector, peers=False) == pytest.approx(first)

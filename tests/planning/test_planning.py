@@ -354,9 +354,7 @@ def test_the_backup_grows_paths_only_from_the_topics_the_vote_liked(
     unsure = Candidate(ex("Titanic"), "Titanic", ((ex("directedBy"), True),), 0.3)
     grown: list[list[str]] = []
 
-    def rank(
-        spans: list[tuple[str, NamedNode]], vectors: object, peers: list[bool]
-    ) -> list[Candidate]:
+    def rank(spans: list[tuple[str, NamedNode]], vectors: object, peers: bool) -> list[Candidate]:
         grown.append([span for span, _ in spans])
         return []
 
@@ -369,16 +367,14 @@ def test_the_backup_grows_paths_only_from_the_topics_the_vote_liked(
 def test_the_backup_reads_each_spans_question_for_peers(
     store: LocalStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The backup's zero-shot ranking learns whether each span's masked question asks
-    for the topic's peers ("shares a director with NE")."""
+    """The backup's zero-shot ranking learns whether the question asks for the topic's
+    peers ("shares a director with NE")."""
     memory = learned(store, lessons()[:1])
     plans = planner(store, memory, max_plans=3, backup_below=0.5)
     unsure = Candidate(ex("Titanic"), "Titanic", ((ex("directedBy"), True),), 0.3)
-    asked: list[list[bool]] = []
+    asked: list[bool] = []
 
-    def rank(
-        spans: list[tuple[str, NamedNode]], vectors: object, peers: list[bool]
-    ) -> list[Candidate]:
+    def rank(spans: list[tuple[str, NamedNode]], vectors: object, peers: bool) -> list[Candidate]:
         asked.append(peers)
         return []
 
@@ -386,7 +382,7 @@ def test_the_backup_reads_each_spans_question_for_peers(
     monkeypatch.setattr(plans, "_rank", rank)
     plans.plan("Which film shares a director with Titanic?")
     plans.plan("Who directed Titanic?")
-    assert asked == [[True], [False]]
+    assert asked == [True, False]
 
 
 def test_a_span_the_learned_questions_keep_is_their_wording_not_the_topic(

@@ -1,8 +1,9 @@
 """How well a relation path reads like the question: the ranking behind the walk's cap.
 
-The zero-shot planner's measure: the relation path as a phrase that ends at the masked
-topic (``planning/relpaths.py``), its cosine to the masked question, plus a per-hop
-prior for short paths. The walk (``method.py``) and the instruction-dataset export
+The measure the learned planner's vote blends in: the relation path as a phrase that
+ends at the masked topic (``planning/relpaths.py``), its cosine to the masked question,
+plus a per-hop prior for short paths (zero-shot planning reads paths as short
+questions instead: ``planning/path_reading.py``). The walk (``method.py``) and the instruction-dataset export
 (``dataset.py``) rank options with the same reader, so a training example offers what
 the walk would. Phrases are encoded once per reader.
 """
@@ -23,7 +24,7 @@ from middleware.text.verbalize import Verbalizer
 
 
 def hop_prior(hops: int) -> float:
-    """The zero-shot planner's preference for short paths, extended past 3 hops.
+    """The phrase reading's preference for short paths, extended past 3 hops.
 
     >>> [round(hop_prior(n), 2) for n in (1, 2, 3, 4)]
     [0.0, -0.06, -0.12, -0.18]

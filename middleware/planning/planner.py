@@ -337,6 +337,7 @@ class Planner:
             )
             if not paths:
                 continue
+            paths = self.reading.shortlist(paths, vector, peers=peers)
             scores = self.reading.scores(paths, vector, peers=peers)
             top = max(scores)
             weights = [math.exp((s - top) / TEMPERATURE) for s in scores]

@@ -171,6 +171,28 @@ def test_the_kept_vectors_stay_under_their_cap(
     vector = HashEncoder().encode(["who directed NE"])[0]
     many = [path("directed_by"), path("written_by"), path("has_genre"), path("in_language")]
     first = reading.scores(many, vector, peers=False)
-    assert len(reading._means) <= 2
+    assert len(reading._kept) <= 2
     assert reading.scores(many[:2], vector, peers=False) == pytest.approx(first[:2])
     assert reading.scores(many, vector, peers=False) == pytest.approx(first)
+
+
+def test_only_a_shortlist_is_asked_as_questions(
+    sample: LocalStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The paths whose phrase reads best, in their order, and where the question asks
+    for peers every path that starts out and back too."""
+    monkeypatch.setattr("middleware.planning.path_reading.SHORTLIST", 2)
+    reading = PathReading(HashEncoder(), Verbalizer(sample))
+    vector = HashEncoder().encode(["who directed NE"])[0]
+    many = [
+        path("has_genre"),
+        path("directed_by"),
+        path("written_by", "^written_by"),
+        path("^directed_by"),
+    ]
+    short = reading.shortlist(many, vector, peers=False)
+    assert len(short) == 2 and path("directed_by") in short
+    assert short == [p for p in many if p in short]
+    with_peers = reading.shortlist(many, vector, peers=True)
+    assert path("written_by", "^written_by") in with_peers
+    assert reading.shortlist(many[:2], vector, peers=False) == many[:2]

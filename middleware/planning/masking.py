@@ -12,6 +12,7 @@ directed by Sam Mendes" read alike and their relation paths can be shared.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from pyoxigraph import NamedNode
 
@@ -30,6 +31,17 @@ def mask(question: str, span: str) -> str:
         pattern = r"\[\s*" + name + r"\s*\]|(?<!\w)" + name + r"(?!\w)"
         text = re.sub(pattern, MASK, text, flags=re.IGNORECASE)
     return MASK.join(part.lower() for part in text.split(MASK))
+
+
+def mask_all(question: str, spans: Sequence[str]) -> str:
+    """``question`` with each of ``spans`` masked: what it says besides its names.
+
+    >>> mask_all("Who directed The Sun Also Rises with Tyrone Power?", ["The Sun Also Rises", "Tyrone Power"])
+    'who directed NE with NE?'
+    """
+    for span in dict.fromkeys(spans):
+        question = mask(question, span)
+    return question
 
 
 NAMED_KIND = re.compile(rf"\b(?:the|a|an)\s+\w+\s+{MASK}\b")

@@ -121,6 +121,15 @@ class PathReading:
                     self._kept.update(fresh)
             return np.stack([rows[k] for k in keys])
 
+    def phrase_scores(self, paths: Sequence[RelationPath], question: np.ndarray) -> np.ndarray:
+        """Each path's bare phrase ("starred in NE"): its cosine to the masked
+        ``question`` plus ``relpaths.LENGTH_PRIOR`` (the learned vote's blend reads
+        paths this way)."""
+        query = normalize(question[None, :])[0]
+        prior = np.array([LENGTH_PRIOR.get(len(p), 0.0) for p in paths])
+        read: np.ndarray = self._matrix(paths, asked=False) @ query + prior
+        return read
+
     def shortlist(
         self, paths: Sequence[RelationPath], question: np.ndarray, *, peers: bool
     ) -> list[RelationPath]:
@@ -129,10 +138,8 @@ class PathReading:
         starts out and back; in their order."""
         if len(paths) <= SHORTLIST:
             return list(paths)
-        query = normalize(question[None, :])[0]
-        read = self._matrix(paths, asked=False) @ query
-        prior = np.array([LENGTH_PRIOR.get(len(p), 0.0) for p in paths])
-        best = set(np.argsort(-(read + prior), kind="stable")[:SHORTLIST].tolist())
+        read = self.phrase_scores(paths, question)
+        best = set(np.argsort(-read, kind="stable")[:SHORTLIST].tolist())
         return [p for i, p in enumerate(paths) if i in best or (peers and starts_out_and_back(p))]
 
     def scores(

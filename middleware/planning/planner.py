@@ -32,13 +32,13 @@ from middleware.kg.base import SORT_WINDOW, KnowledgeGraph, Path
 from middleware.kg.capped import cut_note, follow_capped
 from middleware.planning.answer_types import asked_kind, ends_kind
 from middleware.planning.candidates import grow
-from middleware.planning.masking import MASK, mask, topic_spans, without_kind
+from middleware.planning.masking import MASK, mask, mask_all, topic_spans, without_kind
 from middleware.planning.memory import PathMemory
 from middleware.planning.mentions import RelationMentions
 from middleware.planning.path_reading import PathReading, asks_for_peers
 from middleware.planning.plans import Candidate, Mode, Plan, Planning
 from middleware.planning.question_words import QuestionWords
-from middleware.planning.relpaths import LENGTH_PRIOR, describe, ends, from_key, path_key, phrase
+from middleware.planning.relpaths import describe, ends, from_key, path_key
 from middleware.planning.votes import votes_of
 from middleware.text.embeddings.encoders import Encoder, normalize
 from middleware.text.embeddings.index import VectorIndex
@@ -79,7 +79,6 @@ class Planner:
         self._generated_only = bool(worded) and all(worded)
         self._index: VectorIndex[int] | None = None
         self._words: QuestionWords | None = None
-        self._phrase_vectors: dict[str, Any] = {}  # a relation path's phrase, encoded once
         self.mentions = RelationMentions(encoder, verbalizer)
         self.reading = PathReading(encoder, verbalizer)
 
@@ -119,10 +118,8 @@ class Planner:
                 "none", notes=["no span of the question links to an entity of the graph"]
             )
         masked = [mask(question, span) for span, _ in spans]
-        unnamed = question
-        for span in dict.fromkeys(span for span, _ in spans):
-            unnamed = mask(unnamed, span)
-        peers = asks_for_peers(unnamed)  # not "The Sun Also Rises", whichever span it is
+        # not "The Sun Also Rises", whichever span names it
+        peers = asks_for_peers(mask_all(question, [span for span, _ in spans]))
         if self._generated:
             masked = [without_kind(m) for m in masked]
         vectors = self.encoder.encode(masked)
@@ -182,9 +179,7 @@ class Planner:
         entities), so it never counts as matching."""
         if not planning.plans:
             return
-        unnamed = question
-        for span in dict.fromkeys(c.span for c in planning.considered):
-            unnamed = mask(unnamed, span)
+        unnamed = mask_all(question, [c.span for c in planning.considered])
         planning.asked = asked = asked_kind(unnamed)
         if asked is None:
             return
@@ -302,17 +297,7 @@ class Planner:
         weight = self.config.phrase_weight
         if weight <= 0 or len(candidates) < 2:
             return candidates
-        keys = [path_key(c.path) for c in candidates]
-        missing = [k for k in dict.fromkeys(keys) if k not in self._phrase_vectors]
-        if missing:
-            texts = [phrase(from_key(k), self.verbalizer) for k in missing]
-            for key, row in zip(missing, normalize(self.encoder.encode(texts)), strict=True):
-                self._phrase_vectors[key] = row
-        query = normalize(vector[None, :])[0]
-        scores = [
-            float(self._phrase_vectors[k] @ query) + LENGTH_PRIOR.get(len(c.path), 0.0)
-            for k, c in zip(keys, candidates, strict=True)
-        ]
+        scores = self.reading.phrase_scores([c.path for c in candidates], vector).tolist()
         top = max(scores)
         shares = [math.exp((s - top) / TEMPERATURE) for s in scores]
         total = sum(shares)

@@ -51,7 +51,7 @@ class Basis:
     relation_gap: float = 0.0  # asked relation's fit minus the support's best (>= 0)
     mode: str = ""  # the planner's mode where a plan was made: "learned", "generated", "zero-shot"
     fallback: bool = False  # the planner's best-ranked relation path reached nothing
-    unheld: float = 0.0  # learned plans: the vote's share for paths the topic lacks
+    unheld: float = 0.0  # plans: how much the question asks for paths the topic lacks
     profile: str = ""  # the source profile the question was asked over (one for all)
 
     def to_dict(self) -> dict[str, Any]:

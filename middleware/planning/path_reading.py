@@ -15,6 +15,10 @@ question as close to the one relation it names, so such a path gains ``PEER_BONU
 when the question, with every linked name left out ("The Sun Also Rises"), has a word
 of sharing.
 
+A question about a relation its topic lacks ("who directed NE" of a film with no
+director) is answered, if at all, along a detour; ``PathReading.unheld`` says how much
+better a path the topic's peers hold but it lacks reads (``peer_paths.py``).
+
 >>> asks_for_peers("which films share the same director as NE"), asks_for_peers("who directed NE")
 (True, False)
 >>> from pyoxigraph import NamedNode
@@ -32,6 +36,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from middleware.kg.walks import RelationPath
+from middleware.planning.peer_paths import lacked_paths, peer_steps
 from middleware.planning.relation_fit import short_questions
 from middleware.planning.relpaths import LENGTH_PRIOR, path_key, phrase
 from middleware.planning.wordings import readings
@@ -53,6 +58,10 @@ PEER_WORDS = re.compile(
 # vectors kept: a path's questions' mean, or its phrase (50,000 × 384 float32: 77 MB)
 KEPT_PATHS = 50_000
 SHORTLIST = 40  # a topic's paths asked as questions, the best read as phrases
+LACKED_STEPS = 5  # steps a topic lacks widened into paths: the best read as phrases
+# a path the topic lacks that reads this much better than its best counts fully
+# (chosen on the unanswerable-metaqa and MetaQA dev answers that fit plan:zero-shot)
+UNHELD_SCALE = 10.0
 
 
 def asks_for_peers(unnamed: str) -> bool:
@@ -157,3 +166,26 @@ class PathReading:
             bonus = PEER_BONUS if peers and starts_out_and_back(path) else 0.0
             found.append(similarity + QUESTION_PRIOR.get(len(path), 0.0) + bonus)
         return found
+
+    def unheld(
+        self,
+        grown: Sequence[RelationPath],
+        held_best: float,
+        question: np.ndarray,
+        *,
+        peers: bool,
+    ) -> float:
+        """How much better the best path the topic lacks but its peers hold (read off
+        the paths ``grown`` from it) reads as the masked ``question`` than
+        ``held_best``, the best score of a path it holds: times ``UNHELD_SCALE``, from
+        0 (none reads better) to 1."""
+        steps = peer_steps(grown)
+        if not steps:
+            return 0.0
+        if len(steps) > LACKED_STEPS:
+            read = self.phrase_scores([(step,) for step in steps], question)
+            best = sorted(np.argsort(-read, kind="stable")[:LACKED_STEPS].tolist())
+            steps = [steps[i] for i in best]
+        lacked = self.shortlist(lacked_paths(grown, steps), question, peers=peers)
+        margin = max(self.scores(lacked, question, peers=peers)) - held_best
+        return min(max(margin, 0.0) * UNHELD_SCALE, 1.0)

@@ -12,7 +12,8 @@
    hop by hop and ranked by how well they read as the masked question
    (``path_reading.py``: each asked as short questions, a prior per hop count, paths
    out and back for questions about the topic's peers); support is a softmax over
-   them.
+   them. How much better a path the topic lacks but its peers hold reads is kept
+   (``unheld``, ``peer_paths.py``): the answer is then likely a detour.
 3. The best paths are walked from their topic (``follow``); those that reach nothing
    are skipped, up to ``max_plans`` that do. Their walks are the evidence; the best
    plan's support is the confidence, and its entities are the answers, those that
@@ -128,7 +129,7 @@ class Planner:
         if self.memory is not None:
             candidates = self._vote(spans, vectors, unheld, worded)
         else:
-            candidates = self._rank(spans, vectors, peers)
+            candidates = self._rank(spans, vectors, peers, unheld=unheld)
         if self.config.relation_coverage:  # not for the paths users' questions chose
             candidates = self._cover(question, candidates, mode == "learned", worded)
         planning = Planning(mode, considered=candidates, unheld=unheld, worded=worded)
@@ -307,11 +308,16 @@ class Planner:
         ]
 
     def _rank(
-        self, spans: list[tuple[str, NamedNode]], vectors: Any, peers: bool
+        self,
+        spans: list[tuple[str, NamedNode]],
+        vectors: Any,
+        peers: bool,
+        unheld: dict[tuple[str, str], float] | None = None,
     ) -> list[Candidate]:
         """Zero-shot candidates: each span's paths, scored by ``path_reading.py`` against
         its masked question (``vectors``); the question may ask for the topic's
-        ``peers``."""
+        ``peers``. ``unheld``, where given, gets per (span, topic IRI) how much better
+        a path the topic lacks but its peers hold reads (``PathReading.unheld``)."""
         found: list[Candidate] = []
         for (span, topic), vector in zip(spans, vectors, strict=True):
             paths = grow(
@@ -322,9 +328,11 @@ class Planner:
             )
             if not paths:
                 continue
-            paths = self.reading.shortlist(paths, vector, peers=peers)
+            grown, paths = paths, self.reading.shortlist(paths, vector, peers=peers)
             scores = self.reading.scores(paths, vector, peers=peers)
             top = max(scores)
+            if unheld is not None:
+                unheld[(span, topic.value)] = self.reading.unheld(grown, top, vector, peers=peers)
             weights = [math.exp((s - top) / TEMPERATURE) for s in scores]
             total = sum(weights)
             found += [

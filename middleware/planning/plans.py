@@ -60,8 +60,9 @@ class Planning:
     plans: list[Plan] = field(default_factory=list)
     considered: list[Candidate] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
-    # learned: per (span, topic IRI), the share of the nearest questions' vote for
-    # relation paths that do not start at the topic
+    # per (span, topic IRI), how much the question asks for relation paths the topic
+    # lacks: learned, the nearest questions' vote share for paths that do not start at
+    # it; zero-shot, how much better a path its peers hold reads (``PathReading.unheld``)
     unheld: dict[tuple[str, str], float] = field(default_factory=dict)
     worded: set[str] = field(default_factory=set)  # voted paths generated entries chose
     asked: str | None = None  # the kind of answer the question asks for, if it says
@@ -72,9 +73,10 @@ class Planning:
 
     @property
     def unheld_share(self) -> float:
-        """How much of the vote asked for relation paths the best plan's topic lacks: a
-        question about a relation its entity does not have ("who directed" an actor)
-        is answered, if at all, along another path (0 zero-shot or with no plan)."""
+        """How much the question asks for relation paths the best plan's topic lacks
+        (``unheld``), from 0 to 1: a question about a relation its entity does not have
+        ("who directed" an actor) is answered, if at all, along another path (0 with
+        no plan)."""
         if not self.plans:
             return 0.0
         best = self.plans[0].candidate

@@ -48,7 +48,9 @@ def planner(store: LocalStore, monkeypatch: pytest.MonkeyPatch, **config: object
         config=PlanSettings(**config),  # type: ignore[arg-type]
     )
 
-    def ranked(spans: list[tuple[str, object]], vectors: object, peers: bool) -> list[Candidate]:
+    def ranked(
+        spans: list[tuple[str, object]], vectors: object, peers: bool, unheld: object = None
+    ) -> list[Candidate]:
         span, topic = spans[0]
         order = ("directedBy", "releaseDate", "releaseYear")
         return [

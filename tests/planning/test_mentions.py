@@ -53,7 +53,9 @@ def planner(store: LocalStore, monkeypatch: pytest.MonkeyPatch, **config: object
         config=PlanSettings(**config),  # type: ignore[arg-type]
     )
 
-    def ranked(spans: list[tuple[str, object]], vectors: object, peers: bool) -> list[Candidate]:
+    def ranked(
+        spans: list[tuple[str, object]], vectors: object, peers: bool, unheld: object = None
+    ) -> list[Candidate]:
         span, topic = spans[0]
         return [
             Candidate(topic, span, STARRED_IN, 0.6),  # type: ignore[arg-type]

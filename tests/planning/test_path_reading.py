@@ -196,3 +196,48 @@ def test_only_a_shortlist_is_asked_as_questions(
     with_peers = reading.shortlist(many, vector, peers=True)
     assert path("written_by", "^written_by") in with_peers
     assert reading.shortlist(many[:2], vector, peers=False) == many[:2]
+
+
+KB = """Heat|directed_by|Michael Mann
+Heat|starred_actors|Al Pacino
+Heat|starred_actors|Robert De Niro
+Heat|release_year|1995
+The Insider|directed_by|Michael Mann
+The Insider|starred_actors|Al Pacino
+The Insider|release_year|1999
+Honey|starred_actors|Jessica Alba
+Honey|release_year|2003
+Sin City|directed_by|Robert Rodriguez
+Sin City|starred_actors|Jessica Alba
+Sin City|release_year|2005
+"""
+
+
+@pytest.fixture(scope="module")
+def lacking_director() -> Planner:
+    """Films with directors, and Honey, whose director the graph does not hold."""
+    store = LocalStore(profile="metaqa")
+    store.load_text(KB, name="kb.txt")
+    return Planner(
+        store,
+        SentenceEncoder(),
+        linker=EntityLinker(store),
+        verbalizer=Verbalizer(store),
+        config=PlanSettings(),
+    )
+
+
+def test_a_relation_the_topic_lacks_but_its_peers_hold_is_unheld(
+    lacking_director: Planner,
+) -> None:
+    """Honey's peers (films that share its actors) have directors and Honey has none:
+    asked who directed it, a path it lacks reads better than any it holds."""
+    lacking = lacking_director.plan("who directed Honey")
+    assert lacking.mode == "zero-shot" and lacking.plans  # a detour is still found
+    assert lacking.unheld_share > 0.0
+    assert lacking.to_dict()["unheld"] == round(lacking.unheld_share, 4)
+    held = lacking_director.plan("who directed Heat")
+    assert held.plans[0].candidate.path == path("directed_by")
+    assert held.unheld_share == 0.0
+    # what Honey holds reads best: nothing is unheld
+    assert lacking_director.plan("who starred in Honey").unheld_share == 0.0

@@ -418,7 +418,8 @@ def test_a_vote_for_a_relation_the_topic_lacks_is_measured(store: LocalStore) ->
         else 0.0
     )
     assert lacking.to_dict()["unheld"] == round(lacking.unheld_share, 4)
-    assert planner(store, None).plan("Who directed Kate Winslet?").unheld_share == 0.0
+    # zero-shot, the paths her peers hold and she lacks are read instead (peer_paths.py)
+    assert planner(store, None).plan("Who directed Kate Winslet?").unheld_share > 0.5
 
 
 def test_an_answer_planned_along_a_relation_the_topic_lacks_can_be_withheld(

@@ -1,6 +1,7 @@
 #!/bin/bash
 # The dev answers that calibration is fitted on and the "not in the graph" acceptance
-# is measured on (plan, rok, qsm, pg, ksl, and qsm/ksl/rok+plan with the path memory):
+# is measured on (plan, rok, qsm, pg, ksl, and qsm/ksl/rok+plan with the path memory and
+# without, in the planner's zero-shot mode, as by default):
 # MetaQA 1/2/3-hop dev (fold 0 of 5, seed 7, 100 each; pg 50), the
 # generated unanswerable-metaqa dev set (200; pg 40) and WebQuestions fold 0 (200 by default; the
 # +plan variants with the WebQuestions memory), each
@@ -39,6 +40,12 @@ for m in rok qsm ksl; do ev un-$m $UN --method $m; ev mq-$m $MQ --limit 100 --me
 for m in rok qsm pg; do ev wq-$m $WQ --method $m; done
 ev mq-pg $MQ --limit 50 --method pg
 ev un-pg $UN --limit 40 --method pg
+# no memory, as by default: the planner's zero-shot mode (fewer MetaQA questions for
+# the variants with more LLM calls)
+ev mq-ksl+planZ $MQ --limit 100 --method ksl+plan
+for m in ksl+plan rok+plan qsm+plan; do ev un-${m}Z $UN --method $m; done
+for m in rok+plan qsm+plan pg+plan; do ev mq-${m}Z $MQ --limit 50 --method $m; done
+ev un-pg+planZ $UN --limit 40 --method pg+plan
 for m in qsm+plan ksl+plan rok+plan; do
   KGMW_PLAN_MEMORY=$MEM ev mq-$m $MQ --limit 100 --method $m
   KGMW_PLAN_MEMORY=$MEM ev un-$m $UN --method $m

@@ -38,6 +38,11 @@ METHODS = {
     "qsm+plan (learned)": ["mq-qsm+plan", "un-qsm+plan", "wq-qsm+plan"],
     "ksl+plan (learned)": ["mq-ksl+plan", "un-ksl+plan", "wq-ksl+plan"],
     "rok+plan (learned)": ["mq-rok+plan", "un-rok+plan", "wq-rok+plan"],
+    # no path memory, as by default: the planner's zero-shot mode
+    "ksl+plan (zero-shot)": ["mq-ksl+planZ", "un-ksl+planZ"],
+    "rok+plan (zero-shot)": ["mq-rok+planZ", "un-rok+planZ"],
+    "qsm+plan (zero-shot)": ["mq-qsm+planZ", "un-qsm+planZ"],
+    "pg+plan (zero-shot)": ["mq-pg+planZ", "un-pg+planZ"],
 }
 KINDS = ("made-up-entity", "absent-relation")
 

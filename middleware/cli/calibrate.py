@@ -54,6 +54,7 @@ def calibrate_command(
         )
     start = load_calibration(str(base)) if base else load_calibration(None)
     calibration: Calibration = merged(start, fitted)
+    dropped = sorted(set(start.models) - set(calibration.models))
     if out is not None:
         try:
             out.write_text(calibration.to_json(), encoding="utf-8")
@@ -64,6 +65,7 @@ def calibrate_command(
             {
                 "reports": [r.to_dict() for r in reports],
                 "skipped": left_out,
+                "dropped": dropped,
                 "written": str(out) if out else None,
             }
         )
@@ -86,5 +88,7 @@ def calibrate_command(
     )
     for line in left_out:
         click.echo(f"no model for {line}")
+    for name in dropped:
+        click.echo(f"dropped {name}: the base's, fitted on the answers of a method fitted again")
     where = out or "(not written: give --out)"
     click.echo(f"\ncalibration: {where}; shipped with the package: {SHIPPED}")

@@ -235,6 +235,22 @@ def test_a_method_fitted_again_drops_the_profile_models_of_its_old_fit(tmp_path:
     assert both.model("rok", profile="films") is fitted.models["rok"]
 
 
+def test_calibrate_says_which_models_of_its_base_it_dropped(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    old = Model(("bias",), (0.0,), {"answers": 1})
+    base = tmp_path / "base.json"
+    base.write_text(Calibration({"rok": old, "rok@films": old, "pg": old}).to_json())
+    folder = results_file(tmp_path / "run", 200)
+    out = tmp_path / "calibration.json"
+    code, text, err = run(capsys, "calibrate", str(folder), "--base", str(base), "--out", str(out))
+    assert code == 0, err
+    assert "dropped rok@films" in text
+    code, text, err = run(capsys, "calibrate", str(folder), "--base", str(base), "--json")
+    assert code == 0, err
+    assert json.loads(text)["dropped"] == ["rok@films"]
+
+
 def test_a_method_put_in_alone_keeps_no_stale_profile_model(tmp_path: Path) -> None:
     """With ``methods`` naming the method only, its profile model fitted now is not put
     in, so the base's, fitted on the old answers, must go rather than stay."""

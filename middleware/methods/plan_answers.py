@@ -49,6 +49,7 @@ def ask_topics(run: Run, planning: Planning, source: str, step: Step | None = No
         # first for its answer kind is not a fallback)
         run.plan_fallback = planning.considered[0] not in {p.candidate for p in planning.plans}
     run.plan_unheld = max(run.plan_unheld, planning.unheld_share)
+    run.plan_unheld_by[source] = max(run.plan_unheld_by.get(source, 0.0), planning.unheld_share)
     candidates = [*planning.considered, *(p.candidate for p in planning.plans)]
     for candidate in candidates:
         run.ask(candidate.topic.value, span=candidate.span, match="span", source=source, step=step)

@@ -151,6 +151,7 @@ class Run:
         self.plan_mode = ""  # the planner's mode, where a plan was made
         self.plan_fallback = False  # the planner's best-ranked path reached nothing
         self.plan_unheld = 0.0  # how much the question asks for paths the plan's topic lacks
+        self.plan_unheld_by: dict[str, float] = {}  # the same, per source planned
 
     @property
     def profile(self) -> str:

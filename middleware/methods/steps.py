@@ -270,9 +270,19 @@ def basis_of(
         relation_gap=_relation_gap(run, support) if with_gap else 0.0,
         mode=run.plan_mode,
         fallback=run.plan_fallback,
-        unheld=round(run.plan_unheld, 4),
+        unheld=round(_unheld(run, support), 4),
         profile=run.profile,
     )
+
+
+def _unheld(run: Run, support: Sequence[Support]) -> float:
+    """How much the question asks for paths the plan's topic lacks, in the source that
+    supports the answer best: another source's planning, which lacks them, does not
+    count against a chain found where they are held."""
+    sources = {chain.triples[0].source for chain in support if chain.triples}
+    if not sources or None in sources or not sources <= set(run.plan_unheld_by):
+        return run.plan_unheld
+    return min(run.plan_unheld_by[s] for s in sources if s is not None)
 
 
 def _relation_gap(run: Run, support: Sequence[Support]) -> float:

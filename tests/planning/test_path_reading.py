@@ -241,3 +241,53 @@ def test_a_relation_the_topic_lacks_but_its_peers_hold_is_unheld(
     assert held.unheld_share == 0.0
     # what Honey holds reads best: nothing is unheld
     assert lacking_director.plan("who starred in Honey").unheld_share == 0.0
+
+
+def test_across_sources_the_answering_sources_unheld_counts(tmp_path: Path) -> None:
+    """One source holds Heat's director, another lacks it but its other films have one:
+    the answer comes from the first, and the second's reading of the paths Heat lacks
+    there must not withhold it."""
+    from middleware.llm.scripted import ScriptedLLM
+    from middleware.methods.calibration import Calibration, Model
+    from middleware.methods.plan import Plan
+    from middleware.methods.run import AnswerPolicy
+
+    complete = LocalStore(profile="metaqa", name="complete")
+    complete.load_text(KB, name="kb.txt")
+    partial = LocalStore(profile="metaqa", name="partial")
+    partial.load_text(
+        KB.replace("Heat|directed_by|Michael Mann\n", "") + "Ronin|starred_actors|Robert De Niro\n"
+        "Ronin|directed_by|John Frankenheimer\n",
+        name="kb.txt",
+    )
+    wary = tmp_path / "calibration.json"
+    model = Model(("bias", "supported", "unheld"), (0.0, 2.0, -6.0))
+    wary.write_text(Calibration({"plan:zero-shot": model}).to_json())
+    method = Plan(
+        ScriptedLLM(default="I do not know"),
+        encoder=SentenceEncoder(),
+        config=PlanSettings(),
+        policy=AnswerPolicy(calibration=str(wary)),
+    )
+    alone = method.run("who directed Heat", sources=[partial])
+    assert alone.basis is not None and alone.basis.unheld > 0.0 and not alone.found
+    both = method.run("who directed Heat", sources=[complete, partial])
+    assert both.found and "Michael Mann" in both.answer
+    assert both.basis is not None and both.basis.unheld == 0.0
+
+
+@pytest.mark.shipped_calibration
+def test_the_shipped_calibration_withholds_an_answer_along_a_detour() -> None:
+    """With the shipped model for zero-shot plans, Honey's director (a detour through the
+    films that share its actors) is not given; Heat's is."""
+    from middleware.llm.scripted import ScriptedLLM
+    from middleware.methods.plan import Plan
+
+    store = LocalStore(profile="metaqa", name="films")
+    store.load_text(KB, name="kb.txt")
+    method = Plan(ScriptedLLM(default="I do not know"), store, encoder=SentenceEncoder())
+    lacking = method.run("who directed Honey")
+    assert lacking.basis is not None and lacking.basis.unheld > 0.0
+    assert not lacking.found and lacking.guess is not None
+    held = method.run("who directed Heat")
+    assert held.found and held.answer == "Michael Mann"

@@ -28,6 +28,7 @@ UN="--dataset unanswerable-metaqa --data-dir $DATA --split dev --store $METAQA"
 WQ="--dataset webquestions --split test --only-in-graph --data-dir $DATA --folds 5 --fold 0 --limit $WQ_LIMIT --seed 7 --store $FB15K"
 ev un-plan $UN --method plan
 ev mq-plan $MQ --limit 100 --method plan
+ev wq-plan ${WQ/--limit $WQ_LIMIT /} --method plan  # zero-shot, default hops: all of fold 0
 KGMW_PLAN_MEMORY=$MEM ev un-planL $UN --method plan
 KGMW_PLAN_MEMORY=$MEM ev mq-planL $MQ --limit 100 --method plan
 KGMW_PLAN_MAX_HOPS=2 KGMW_PLAN_MAX_PLANS=8 KGMW_PLAN_MEMORY=$WQMEM ev wq-planL $WQ --method plan
@@ -43,9 +44,13 @@ ev un-pg $UN --limit 40 --method pg
 # no memory, as by default: the planner's zero-shot mode (fewer MetaQA questions for
 # the variants with more LLM calls)
 ev mq-ksl+planZ $MQ --limit 100 --method ksl+plan
-for m in ksl+plan rok+plan qsm+plan; do ev un-${m}Z $UN --method $m; done
-for m in rok+plan qsm+plan pg+plan; do ev mq-${m}Z $MQ --limit 50 --method $m; done
+ev un-ksl+planZ $UN --method ksl+plan
+ev un-rok+planZ $UN --method rok+plan
+ev mq-rok+planZ $MQ --limit 30 --method rok+plan
 ev un-pg+planZ $UN --limit 40 --method pg+plan
+ev mq-pg+planZ $MQ --limit 10 --method pg+plan
+ev un-qsm+planZ $UN --limit 60 --method qsm+plan
+ev mq-qsm+planZ $MQ --limit 20 --method qsm+plan
 for m in qsm+plan ksl+plan rok+plan; do
   KGMW_PLAN_MEMORY=$MEM ev mq-$m $MQ --limit 100 --method $m
   KGMW_PLAN_MEMORY=$MEM ev un-$m $UN --method $m

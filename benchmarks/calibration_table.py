@@ -28,7 +28,7 @@ from middleware.methods.calibration import (
 )
 
 METHODS = {
-    "plan (zero-shot)": ["mq-plan", "un-plan"],
+    "plan (zero-shot)": ["mq-plan", "un-plan", "wq-plan"],
     "plan (learned)": ["mq-planL", "un-planL", "wq-planL"],
     "plan (generated)": ["mq-planG", "un-planG", "wq-planG"],
     "rok": ["mq-rok", "un-rok", "wq-rok"],
@@ -95,6 +95,9 @@ def kept(r: dict[str, Any], confidence: dict[str, float], threshold: float) -> b
 def report(label: str, rows: list[dict[str, Any]], thresholds: list[float]) -> None:
     said = [r for r in rows if r.get("answer_hit") is not None and r.get("basis")]
     confidence = out_of_sample(said)
+    if any(r["key"] not in confidence for r in said):
+        print(f"\n{label}: {len(said)} answers said, too few (or all alike) to fit; skipped")
+        return
     labels = [bool(r["answer_hit"]) for r in said]
     scores = [confidence[r["key"]] for r in said]
     print(f"\n{label}: {len(rows)} questions, {len(said)} answers said, "

@@ -54,14 +54,12 @@ from middleware.methods.answer import (
     Evidence,
     Grounding,
     Guess,
-    Support,
 )
-from middleware.methods.calibration import Basis, load_calibration
+from middleware.methods.answer_basis import basis_of, foreign_read
+from middleware.methods.calibration import load_calibration
 from middleware.methods.grounding import ground_answer
 from middleware.methods.run import PriorEvidence, Run
 from middleware.methods.support import SupportRule, find_support, weakest
-from middleware.planning.foreign_relations import ForeignRead, foreign_for
-from middleware.planning.relation_fit import RelationFit
 from middleware.text.folding import fold
 from middleware.text.linking import EntityLinker
 from middleware.text.verbalize import Verbalizer
@@ -229,100 +227,6 @@ def merged(first: Evidence, then: Evidence) -> Evidence:
     return Evidence(paths=paths, triples=triples)
 
 
-def _support_rank(answers: set[str], evidence: Evidence) -> int | None:
-    """1-based position of the first evidence item holding a supported answer entity."""
-    for rank, nodes in enumerate(evidence.items(), start=1):
-        if any(isinstance(n, NamedNode) and n.value in answers for n in nodes):
-            return rank
-    return None
-
-
-def basis_of(
-    run: Run,
-    text: str,
-    evidence: Evidence,
-    support: Sequence[Support],
-    score: float | None,
-    *,
-    with_gap: bool = True,
-) -> Basis:
-    """What the answer's confidence rests on (``methods/calibration.py``); the relation
-    gap only ``with_gap`` (it costs an encoder call)."""
-    given = bool(text) and text != NOT_FOUND
-    if not support:
-        return Basis(
-            given=given,
-            evidence=bool(evidence),
-            mode=run.plan_mode,
-            fallback=run.plan_fallback,
-            unheld=round(run.plan_unheld, 4),
-            profile=run.profile,
-        )
-    rank = _support_rank({s.answer for s in support}, evidence) or 1
-    return Basis(
-        given=given,
-        evidence=True,
-        supported=True,
-        share=score if score is not None else 1.0 / rank,
-        rank=rank,
-        hops=min(len(s.triples) for s in support),
-        weak=weakest(support) is not None,
-        relation_gap=_relation_gap(run, support) if with_gap else 0.0,
-        mode=run.plan_mode,
-        fallback=run.plan_fallback,
-        unheld=round(_unheld(run, support), 4),
-        profile=run.profile,
-    )
-
-
-def _unheld(run: Run, support: Sequence[Support]) -> float:
-    """How much the question asks for paths the plan's topic lacks, in the source that
-    supports the answer best: another source's planning, which lacks them, does not
-    count against a chain found where they are held."""
-    sources = {chain.triples[0].source for chain in support if chain.triples}
-    if not sources or None in sources or not sources <= set(run.plan_unheld_by):
-        return run.plan_unheld
-    return min(run.plan_unheld_by[s] for s in sources if s is not None)
-
-
-def _relation_gap(run: Run, support: Sequence[Support]) -> float:
-    """The smallest gap, over the supporting chains, between the relation the question
-    asks about and the relations a chain holds (0 where no source can tell)."""
-    gaps = []
-    for chain in support:
-        fit = run.relation_fits.get(chain.triples[0].source or "") if chain.triples else None
-        asked = run.asked.get(chain.start)
-        if fit is None or asked is None or not asked.span:
-            return 0.0
-        held = {t.predicate.value for t in chain.triples}
-        gaps.append(fit.gap(run.question, asked.span, held))
-    return round(min(gaps), 4) if gaps else 0.0
-
-
-def _foreign(run: Run, support: Sequence[Support]) -> ForeignRead | None:
-    """How the question reads against relations no source here holds: read once per
-    source and question entity of the supporting chains, with all their relations; the
-    read that reads least foreign (None where a source cannot tell)."""
-    held: dict[tuple[int, str], set[str]] = {}
-    fits: dict[int, RelationFit] = {}
-    for chain in support:
-        fit = run.relation_fits.get(chain.triples[0].source or "") if chain.triples else None
-        asked = run.asked.get(chain.start)
-        if fit is None or asked is None or not asked.span:
-            return None
-        fits[id(fit)] = fit
-        held.setdefault((id(fit), asked.span), set()).update(
-            t.predicate.value for t in chain.triples
-        )
-    reads = []
-    for (fit_id, span), predicates in held.items():
-        read = foreign_for(fits[fit_id]).read(run.question, span, predicates)
-        if read is None:
-            return None
-        reads.append(read)
-    return min(reads, key=lambda r: r.margin) if reads else None
-
-
 def finish(
     run: Run,
     text: str,
@@ -371,14 +275,14 @@ def finish(
             why = "no evidence joins an entity the question names to the answer"
         elif score < policy.min_confidence:
             why = f"its confidence {score:g} is below {policy.min_confidence:g}"
-        elif policy.foreign_margin > 0 and (read := _foreign(run, chains)) is not None:
+        elif policy.foreign_margin > 0 and (read := foreign_read(run, chains)) is not None:
             why = read.why() if read.margin >= policy.foreign_margin else None
         if why is not None:
             run.warn(f"the answer {text!r} was withheld: {why}")
             guess = Guess(text, score, kept, why, chains)
             text, kept, chains, given = NOT_FOUND, [], [], False
     elif given and chains and run.choices and policy.graph_only and policy.foreign_margin > 0:
-        read = _foreign(run, chains)  # a pick stands; say when the choices may all miss
+        read = foreign_read(run, chains)  # a pick stands; say when the choices may all miss
         if read is not None and read.margin >= policy.foreign_margin:
             run.warn(f"the pick {text!r} may not answer the question: {read.why()}")
     return Answer(

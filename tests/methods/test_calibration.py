@@ -262,4 +262,3 @@ def test_a_method_put_in_alone_keeps_no_stale_profile_model(tmp_path: Path) -> N
     fitted = Calibration({"rok": new, "rok@films": new})
     assert set(merged(base, fitted, ["rok"]).models) == {"rok"}
     assert merged(base, fitted, ["rok", "rok@films"]).models == {"rok": new, "rok@films": new}
-

@@ -49,8 +49,8 @@ ev un-rok+planZ $UN --method rok+plan
 ev mq-rok+planZ $MQ --limit 30 --method rok+plan
 ev un-pg+planZ $UN --limit 40 --method pg+plan
 ev mq-pg+planZ $MQ --limit 10 --method pg+plan
-ev un-qsm+planZ $UN --limit 60 --method qsm+plan
-ev mq-qsm+planZ $MQ --limit 20 --method qsm+plan
+ev un-qsm+planZ $UN --limit 40 --method qsm+plan
+ev mq-qsm+planZ $MQ --limit 10 --method qsm+plan
 for m in qsm+plan ksl+plan rok+plan; do
   KGMW_PLAN_MEMORY=$MEM ev mq-$m $MQ --limit 100 --method $m
   KGMW_PLAN_MEMORY=$MEM ev un-$m $UN --method $m

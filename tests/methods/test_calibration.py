@@ -262,3 +262,26 @@ def test_a_method_put_in_alone_keeps_no_stale_profile_model(tmp_path: Path) -> N
     fitted = Calibration({"rok": new, "rok@films": new})
     assert set(merged(base, fitted, ["rok"]).models) == {"rok"}
     assert merged(base, fitted, ["rok", "rok@films"]).models == {"rok": new, "rok@films": new}
+
+
+@pytest.mark.shipped_calibration
+def test_every_graph_method_is_calibrated_in_its_default_mode() -> None:
+    """With default settings (no path memory) ``plan`` and every ``+plan`` variant plan
+    zero-shot: the shipped calibration has a model for that mode, so none of them falls
+    back to the fixed rule (which gives a supported answer at least 0.5, whatever it
+    rests on). ``reach`` is a multiple-choice baseline; io, cot and sc use no graph."""
+    from middleware.methods.calibration import load_calibration
+    from middleware.methods.registry import SPECS
+
+    shipped = load_calibration(None)
+    graph_methods = [s.name for s in SPECS if s.collects_evidence and s.name != "reach"]
+    assert {"plan", "rok", "ksl", "ksl+plan", "rok+plan", "qsm+plan", "pg+plan"} <= set(
+        graph_methods
+    )
+    missing = [
+        name
+        for name in graph_methods
+        if shipped.model(name, "zero-shot" if name == "plan" or name.endswith("+plan") else "")
+        is None
+    ]
+    assert missing == []

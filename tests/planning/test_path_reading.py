@@ -42,15 +42,20 @@ def sample() -> LocalStore:
     return sample_store()
 
 
-@pytest.fixture(scope="module")
-def zero_shot(sample: LocalStore) -> Planner:
+def zero_shot_over(store: LocalStore) -> Planner:
+    """A planner with no memory over ``store``, with the real encoder."""
     return Planner(
-        sample,
+        store,
         SentenceEncoder(),
-        linker=EntityLinker(sample),
-        verbalizer=Verbalizer(sample),
+        linker=EntityLinker(store),
+        verbalizer=Verbalizer(store),
         config=PlanSettings(),
     )
+
+
+@pytest.fixture(scope="module")
+def zero_shot(sample: LocalStore) -> Planner:
+    return zero_shot_over(sample)
 
 
 @pytest.mark.parametrize(
@@ -218,13 +223,7 @@ def lacking_director() -> Planner:
     """Films with directors, and Honey, whose director the graph does not hold."""
     store = LocalStore(profile="metaqa")
     store.load_text(KB, name="kb.txt")
-    return Planner(
-        store,
-        SentenceEncoder(),
-        linker=EntityLinker(store),
-        verbalizer=Verbalizer(store),
-        config=PlanSettings(),
-    )
+    return zero_shot_over(store)
 
 
 def test_a_relation_the_topic_lacks_but_its_peers_hold_is_unheld(

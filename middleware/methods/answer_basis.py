@@ -44,7 +44,7 @@ def basis_of(
             evidence=bool(evidence),
             mode=run.plan_mode,
             fallback=run.plan_fallback,
-            unheld=round(run.plan_unheld, 4),
+            unheld=round(max(run.plan_unheld_by.values(), default=0.0), 4),
             profile=run.profile,
         )
     rank = _support_rank({s.answer for s in support}, evidence) or 1
@@ -68,10 +68,11 @@ def _unheld(run: Run, support: Sequence[Support]) -> float:
     """How much the question asks for paths the plan's topic lacks, in the source that
     supports the answer best: another source's planning, which lacks them, does not
     count against a chain found where they are held."""
-    sources = {chain.triples[0].source for chain in support if chain.triples}
-    if not sources or None in sources or not sources <= set(run.plan_unheld_by):
-        return run.plan_unheld
-    return min(run.plan_unheld_by[s] for s in sources if s is not None)
+    by_source = run.plan_unheld_by
+    sources = {chain.triples[0].source or "" for chain in support if chain.triples}
+    if not sources or not sources <= set(by_source):
+        return max(by_source.values(), default=0.0)
+    return min(by_source[s] for s in sources)
 
 
 def _relation_gap(run: Run, support: Sequence[Support]) -> float:

@@ -48,7 +48,6 @@ def ask_topics(run: Run, planning: Planning, source: str, step: Step | None = No
         # relation its entity does not have, and a lesser path answered (a path put
         # first for its answer kind is not a fallback)
         run.plan_fallback = planning.considered[0] not in {p.candidate for p in planning.plans}
-    run.plan_unheld = max(run.plan_unheld, planning.unheld_share)
     run.plan_unheld_by[source] = max(run.plan_unheld_by.get(source, 0.0), planning.unheld_share)
     candidates = [*planning.considered, *(p.candidate for p in planning.plans)]
     for candidate in candidates:

@@ -150,8 +150,8 @@ class Run:
         self.relation_fits: dict[str, RelationFit] = {}  # per source, where the method has one
         self.plan_mode = ""  # the planner's mode, where a plan was made
         self.plan_fallback = False  # the planner's best-ranked path reached nothing
-        self.plan_unheld = 0.0  # how much the question asks for paths the plan's topic lacks
-        self.plan_unheld_by: dict[str, float] = {}  # the same, per source planned
+        # per source planned: how much the question asks for paths the plan's topic lacks
+        self.plan_unheld_by: dict[str, float] = {}
 
     @property
     def profile(self) -> str:

@@ -1,7 +1,9 @@
 """Relation metadata from the OWL ontologies in ``ontologies/`` (read with owlready2).
 
 For each relation IRI: a readable label, an inverse label for hops walked against
-the edge (where the ontology gives one), and whether it is symmetric or transitive.
+the edge (where the ontology gives one), a noun for what its object is to its
+subject (``kgmw:nounLabel``: a film's *director*), and whether it is symmetric or
+transitive.
 Relations the ontology does not cover get a label made from their IRI (``directed_by``
 → ``directed by``).
 """
@@ -29,6 +31,7 @@ class RelationInfo:
     inverse_of: str | None = None
     symmetric: bool = False
     transitive: bool = False
+    noun: str | None = None  # the object named as a noun: Heat's "director"
 
     @property
     def reads_backwards(self) -> bool:
@@ -110,12 +113,14 @@ def load_relations(path: Path | None) -> RelationCatalog:
         except Exception as err:  # owlready2 raises bare Exceptions for parse errors
             raise ConfigError(f"{path}: cannot read relation ontology: {err}") from err
         inverse_prop = world[KGMW_NS + "inverseLabel"]
+        noun_prop = world[KGMW_NS + "nounLabel"]
         relations: dict[str, RelationInfo] = {}
         for prop in onto.properties():
             if isinstance(prop, owlready2.AnnotationPropertyClass):
                 continue
             labels = [str(x) for x in prop.label]
             inverses = [str(x) for x in inverse_prop[prop]] if inverse_prop is not None else []
+            nouns = [str(x) for x in noun_prop[prop]] if noun_prop is not None else []
             inverse = (
                 prop.inverse_property if isinstance(prop, owlready2.ObjectPropertyClass) else None
             )
@@ -126,6 +131,7 @@ def load_relations(path: Path | None) -> RelationCatalog:
                 inverse_of=inverse.iri if inverse is not None else None,
                 symmetric=owlready2.SymmetricProperty in prop.is_a,
                 transitive=owlready2.TransitiveProperty in prop.is_a,
+                noun=nouns[0] if nouns else None,
             )
         world.close()
     return RelationCatalog(relations)

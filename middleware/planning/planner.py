@@ -149,7 +149,18 @@ class Planner:
             self._type(planning, question, candidates)
         if candidates and not planning.plans:
             planning.notes.append("no planned relation path reaches anything")
+        if mode == "zero-shot" and planning.plans:
+            self._names_lacking(planning, question)
         return planning
+
+    def _names_lacking(self, planning: Planning, question: str) -> None:
+        """Where the question names a relation the best plan's topic lacks, and its path
+        leaves it out or starts elsewhere (``RelationMentions.names_lacking``), the
+        plan is a detour: its ``unheld`` is 1."""
+        best = planning.plans[0].candidate
+        held = {p for p, _ in self.graph.relation_steps([best.topic])}
+        if self.mentions.names_lacking(mask(question, best.span), self.graph, held, best.path):
+            planning.unheld[(best.span, best.topic.value)] = 1.0
 
     def _cover(
         self, question: str, candidates: list[Candidate], learned: bool, worded: set[str]

@@ -118,6 +118,11 @@ class Verbalizer:
         """The relation's name as read from where a hop starts (``RelationInfo.reading``)."""
         return self._info(predicate).reading(forward)
 
+    def relation_noun(self, predicate: NamedNode) -> str | None:
+        """What the relation's object is to its subject, as a noun ("director"); None
+        where the profile names none (``RelationInfo.noun``)."""
+        return self._info(predicate).noun
+
     def _info(self, predicate: NamedNode) -> RelationInfo:
         info = self._infos.get(predicate.value)
         if info is None:  # set once: the catalogue is fixed and a label, once read, stays

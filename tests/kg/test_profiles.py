@@ -34,6 +34,16 @@ def test_metaqa_relation_readings() -> None:
     )
 
 
+def test_metaqa_relations_are_named_as_nouns_too() -> None:
+    """``kgmw:nounLabel``: what the far end of a relation is to the entity it starts
+    at (Heat's director); a relation the ontology names no noun for has none."""
+    relations = load_relations(load_profile("metaqa").relations)
+    nouns = {iri.rsplit("/", 1)[-1]: relations.get(iri).noun for iri in relations.iris()}
+    assert nouns["directed_by"] == "director" and nouns["written_by"] == "screenwriter"
+    assert all(nouns.values())
+    assert relations.get("http://x/unknown").noun is None
+
+
 def test_unknown_profile() -> None:
     with pytest.raises(NotFound, match="unknown profile 'nope'"):
         load_profile("nope")

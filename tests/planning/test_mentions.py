@@ -5,7 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from pyoxigraph import NamedNode
 
+from middleware import sample_store
 from middleware.config.methods import PlanSettings
 from middleware.kg.backends.local import LocalStore
 from middleware.planning.mentions import MISSED, RelationMentions, word_sequences
@@ -17,6 +19,7 @@ from middleware.text.embeddings import HashEncoder
 from middleware.text.linking import EntityLinker
 from middleware.text.verbalize import Verbalizer
 
+METAQA = "https://kgmw.dev/metaqa/relation/"
 STARRED_IN = ((ex("starring"), False),)  # from an actor: the films they star in
 THEIR_DIRECTORS = ((ex("starring"), False), (ex("directedBy"), True))
 
@@ -28,9 +31,58 @@ def store(tmp_path: Path) -> LocalStore:
     return store
 
 
+@pytest.fixture(scope="module")
+def sample() -> LocalStore:
+    return sample_store()
+
+
 def test_word_sequences_leave_out_the_topic_and_function_words() -> None:
     found = word_sequences("who are the directors of NE")
     assert "directors" in found and "the" not in found and "ne" not in found
+
+
+def test_a_relation_named_by_its_noun(sample: LocalStore) -> None:
+    mentions = RelationMentions(HashEncoder(), Verbalizer(sample))
+    written = NamedNode(METAQA + "written_by")
+    named = mentions.named("which films share the screenwriter of NE", [written])
+    assert named[written] > 0.99  # "screenwriter": the ontology's noun for it
+
+
+@pytest.mark.parametrize(
+    ("masked", "held", "path", "lacking"),
+    [
+        # a film with no writer, answered with the writers of the films that share its
+        # director: the path reaches the relation asked for, but starts elsewhere
+        (
+            "which films share the screenwriter of NE",
+            ("directed_by", "starred_actors"),
+            (("directed_by", True), ("directed_by", False), ("written_by", True)),
+            True,
+        ),
+        # an actor who wrote nothing, answered with his films
+        ("NE wrote what", ("starred_actors",), (("starred_actors", False),), True),
+        # a writer's films' actors: the topic lacks starring, which the path takes
+        # after the relation the question names first
+        (
+            "who starred in the films written by NE",
+            ("written_by",),
+            (("written_by", False), ("starred_actors", True)),
+            False,
+        ),
+        ("NE wrote what", ("written_by",), (("written_by", False),), False),
+    ],
+)
+def test_a_question_that_names_a_relation_its_topic_lacks(
+    sample: LocalStore,
+    masked: str,
+    held: tuple[str, ...],
+    path: tuple[tuple[str, bool], ...],
+    lacking: bool,
+) -> None:
+    mentions = RelationMentions(HashEncoder(), Verbalizer(sample))
+    steps = tuple((NamedNode(METAQA + p), forward) for p, forward in path)
+    topic_has = {NamedNode(METAQA + p) for p in held}
+    assert mentions.names_lacking(masked, sample, topic_has, steps) is lacking
 
 
 def test_a_path_that_leaves_out_a_named_relation_covers_less(store: LocalStore) -> None:

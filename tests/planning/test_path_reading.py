@@ -120,6 +120,28 @@ def test_a_relation_without_an_inverse_label_reads_as_wordings_read_it(tmp_path:
     assert "NE spouse of what" in asked and not any("reversed" in q for q in asked)
 
 
+def test_a_path_is_also_asked_with_its_relations_nouns(sample: LocalStore) -> None:
+    """Where the profile names each relation as a noun, a path is asked as the noun
+    phrase of its answer too ("the director of NE"); a step out and straight back
+    reads as sharing ("the ones with the same screenwriter as NE"): an encoder reads
+    "screenwriter" no closer to "written by" than to "directed by"."""
+    verbalizer = Verbalizer(sample)
+    assert "what is the director of NE" in path_questions(path("directed_by"), verbalizer)
+    assert "the ones with director NE" in path_questions(path("^directed_by"), verbalizer)
+    peers = path_questions(path("written_by", "^written_by"), verbalizer)
+    assert "the ones with the same screenwriter as NE" in peers
+    three = path_questions(path("directed_by", "^directed_by", "starred_actors"), verbalizer)
+    assert "who is the actor of the ones with the same director as NE" in three
+    onward = path_questions(path("^starred_actors", "directed_by"), verbalizer)
+    assert "the director of the ones with actor NE" in onward
+
+
+def test_no_noun_phrase_where_a_relation_has_no_noun(tmp_path: Path) -> None:
+    store = LocalStore(tmp_path / "films", profile="generic")
+    store.load([films_path()])
+    assert len(path_questions(((ex("spouse"), True),), Verbalizer(store))) == 4
+
+
 def test_each_paths_questions_are_encoded_once(sample: LocalStore) -> None:
     encoder = HashEncoder()
     calls: list[int] = []
@@ -134,7 +156,7 @@ def test_each_paths_questions_are_encoded_once(sample: LocalStore) -> None:
     vector = encode(["who directed NE"])[0]
     reading.scores([path("directed_by")], vector, peers=False)
     reading.scores([path("directed_by"), path("written_by")], vector, peers=False)
-    assert calls == [4, 4]  # the second call encodes only the new path's questions
+    assert calls == [7, 7]  # the second call encodes only the new path's questions
 
 
 @pytest.mark.parametrize(
@@ -240,6 +262,19 @@ def test_a_relation_the_topic_lacks_but_its_peers_hold_is_unheld(
     assert held.unheld_share == 0.0
     # what Honey holds reads best: nothing is unheld
     assert lacking_director.plan("who starred in Honey").unheld_share == 0.0
+
+
+def test_a_relation_the_question_names_and_the_topic_lacks_is_unheld(
+    lacking_director: Planner,
+) -> None:
+    """No film here has a writer, so no peer shows what Jessica Alba or Heat lack; the
+    question still names the relation ("write", "screenwriter"), the ontology knows
+    it, and the path answered by leaves it out: a detour."""
+    assert lacking_director.plan("what film did Jessica Alba write").unheld_share == 1.0
+    peers = lacking_director.plan("which films have the same screenwriter as Heat")
+    assert peers.unheld_share == 1.0
+    assert lacking_director.plan("what films did Jessica Alba star in").unheld_share == 0.0
+    assert lacking_director.plan("who directed Heat").unheld_share == 0.0
 
 
 def test_across_sources_the_answering_sources_unheld_counts(tmp_path: Path) -> None:

@@ -22,10 +22,9 @@ from collections.abc import Sequence
 import numpy as np
 from pyoxigraph import NamedNode
 
-from middleware.kg.base import KnowledgeGraph
 from middleware.kg.walks import RelationPath
 from middleware.planning.masking import MASK
-from middleware.planning.relation_fit import graph_relations
+from middleware.planning.path_reading import PEER_WORDS, starts_out_and_back
 from middleware.text.embeddings.encoders import Encoder, normalize
 from middleware.text.spans import STOPWORDS
 from middleware.text.verbalize import Verbalizer
@@ -35,10 +34,6 @@ NAMED = 0.8  # a relation is named when a word sequence reads this close to a re
 # unanswerable-metaqa dev, seed 11, against MetaQA dev fold 0, seed 11: at 0.65 23 of
 # 243 right answers named one too, at 0.7 one)
 NAMED_LACKING = 0.7
-# ... and its path's first relation, named less closely than this, is not what it asks
-# (same choice: 0.6 kept 1 of 243 right answers, and let through 15 of 98 absent ones
-# that 0.55 withheld)
-FIRST_UNNAMED = 0.6
 MISSED = 0.5  # the factor per named relation a plan leaves out
 FUNCTION_WORDS = STOPWORDS | {"as", "been", "being", "from", "her", "his", "it", "its", "their"}
 WORD = re.compile(r"[\w'-]+")
@@ -61,6 +56,20 @@ def word_sequences(masked: str, longest: int = 3) -> list[str]:
     return sorted(found)
 
 
+def shared_words(masked: str, count: int = 2) -> str:
+    """The ``count`` words after the question's word of sharing, which name what is
+    shared: "screenwriter as" in "which films have the same screenwriter as NE" (""
+    where it has none).
+
+    >>> shared_words("the movies that share directors with NE were written by who")
+    'directors with'
+    """
+    found = PEER_WORDS.search(masked)
+    if found is None:
+        return ""
+    return " ".join(WORD.findall(masked[found.end() :])[:count])
+
+
 class RelationMentions:
     """How closely a question names each relation (either reading), cached by text."""
 
@@ -70,6 +79,7 @@ class RelationMentions:
         self._vectors: dict[str, np.ndarray] = {}
         self._cache = cache
         self._lock = threading.Lock()
+        self._inverses: dict[str, set[str]] | None = None  # read once from the profile
 
     def _encode(self, texts: Sequence[str]) -> np.ndarray:
         with self._lock:
@@ -102,24 +112,57 @@ class RelationMentions:
         return found
 
     def names_lacking(
-        self, masked: str, graph: KnowledgeGraph, held: set[NamedNode], path: RelationPath
+        self,
+        masked: str,
+        held: set[NamedNode],
+        peers: set[NamedNode],
+        path: RelationPath,
     ) -> bool:
-        """Whether the ``masked`` question names (``NAMED_LACKING``) a relation of the
-        graph or its profile that the topic has in neither direction (``held``, its
-        steps), while the ``path`` it is answered by leaves that relation out or starts
-        with one the question hardly names (``FIRST_UNNAMED``): "what film did NE
-        write" of an actor who wrote nothing, answered with his films; "which films
-        share the screenwriter of NE" of a film with none, answered with the writers of
-        the films that share its director."""
-        known = graph_relations(graph) | set(self.verbalizer.relations.iris())
-        lacked = [NamedNode(iri) for iri in sorted(known) if NamedNode(iri) not in held]
-        if not lacked or not path:
+        """Whether the ``masked`` question asks for a relation that the topic's peers
+        hold (``peers``: those out and back over one relation, ``peer_paths.py``) and
+        the topic has in neither direction (``held``, or a declared inverse of it):
+        one it names (``NAMED_LACKING``) more closely than any the topic holds, while
+        the ``path`` it is answered by leaves that relation out, or starts out and
+        straight back over another where the words after the word of sharing name the
+        one lacked (``shared_words``). "What film did NE write" of an actor who wrote
+        nothing, answered with his films; "which films have the same screenwriter as
+        NE" of a film with none, answered with the writers of the films that share its
+        director. "Who starred in NE movies" of a director, answered with his films'
+        actors, is no detour: the path reaches the relation asked after a step the
+        question leaves unsaid; nor is "the films that share directors with NE were
+        written by who". Relations only other kinds of entity hold ("language" of a
+        film, asked of a country) are not the topic's to lack."""
+        if not path:
+            return False
+        held = held | {NamedNode(i) for p in held for i in self._partners().get(p.value, ())}
+        lacked = sorted(peers - held, key=lambda p: p.value)
+        if not lacked:
             return False
         first = path[0][0]
-        named = self.named(masked, [*lacked, first])
-        asked = [p for p in lacked if named[p] >= NAMED_LACKING]
-        taken = {p for p, _ in path}
-        return bool(asked) and (any(p not in taken for p in asked) or named[first] < FIRST_UNNAMED)
+        named = self.named(masked, [*lacked, *held, first])
+        closest_held = max((named[p] for p in held), default=0.0)
+        asked = [p for p in lacked if named[p] >= max(NAMED_LACKING, closest_held + 1e-6)]
+        if not asked:
+            return False
+        if any(p not in {q for q, _ in path} for p in asked):
+            return True
+        shared = shared_words(masked)
+        if not shared or not starts_out_and_back(path):
+            return False
+        named = self.named(shared, [*asked, first])
+        return max(named[p] for p in asked) >= max(NAMED_LACKING, named[first] + 1e-6)
+
+    def _partners(self) -> dict[str, set[str]]:
+        """Each relation's declared inverses (``owl:inverseOf``), both ways."""
+        if self._inverses is None:
+            found: dict[str, set[str]] = {}
+            for iri in self.verbalizer.relations.iris():
+                other = self.verbalizer.relations.get(iri).inverse_of
+                if other:
+                    found.setdefault(iri, set()).add(other)
+                    found.setdefault(other, set()).add(iri)
+            self._inverses = found
+        return self._inverses
 
     def coverage(self, path: RelationPath, named: dict[NamedNode, float]) -> float:
         """``MISSED`` to the power of the relations the question names (``NAMED``)

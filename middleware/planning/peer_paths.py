@@ -32,14 +32,18 @@ from collections.abc import Sequence
 from middleware.kg.walks import RelationPath, RelationStep
 
 
-def peer_steps(grown: Sequence[RelationPath]) -> list[RelationStep]:
+def peer_steps(grown: Sequence[RelationPath], *, same_relation: bool = False) -> list[RelationStep]:
     """Steps the topic's peers hold and the topic lacks: the last steps of ``grown``
     3-step paths whose first two go out and back the other way (to a node that stands
-    where the topic stands), in the order found."""
+    where the topic stands; with ``same_relation``, back over the relation taken out,
+    so a country's peers are countries, not the films in its language), in the order
+    found."""
     held = {path[0] for path in grown if len(path) == 1}
     found: dict[RelationStep, None] = {}
     for path in grown:
-        if len(path) == 3 and path[0][1] != path[1][1] and path[2] not in held:
+        if len(path) != 3 or path[0][1] == path[1][1] or path[2] in held:
+            continue
+        if not same_relation or path[0][0] == path[1][0]:
             found.setdefault(path[2])
     return list(found)
 

@@ -37,6 +37,7 @@ from middleware.planning.masking import MASK, mask, mask_all, topic_spans, witho
 from middleware.planning.memory import PathMemory
 from middleware.planning.mentions import RelationMentions
 from middleware.planning.path_reading import PathReading, asks_for_peers
+from middleware.planning.peer_paths import peer_steps
 from middleware.planning.plans import Candidate, Mode, Plan, Planning
 from middleware.planning.question_words import QuestionWords
 from middleware.planning.relpaths import describe, ends, from_key, path_key
@@ -125,11 +126,12 @@ class Planner:
             masked = [without_kind(m) for m in masked]
         vectors = self.encoder.encode(masked)
         unheld: dict[tuple[str, str], float] = {}
+        steps: dict[tuple[str, str], tuple[set[NamedNode], set[NamedNode]]] = {}
         worded: set[str] = set()
         if self.memory is not None:
             candidates = self._vote(spans, vectors, unheld, worded)
         else:
-            candidates = self._rank(spans, vectors, peers, unheld=unheld)
+            candidates = self._rank(spans, vectors, peers, unheld=unheld, steps=steps)
         if self.config.relation_coverage:  # not for the paths users' questions chose
             candidates = self._cover(question, candidates, mode == "learned", worded)
         planning = Planning(mode, considered=candidates, unheld=unheld, worded=worded)
@@ -150,17 +152,13 @@ class Planner:
         if candidates and not planning.plans:
             planning.notes.append("no planned relation path reaches anything")
         if mode == "zero-shot" and planning.plans:
-            self._names_lacking(planning, question)
+            best = planning.plans[0].candidate
+            held, peer_held = steps.get((best.span, best.topic.value), (set(), set()))
+            masked_best = mask(question, best.span)
+            if self.mentions.names_lacking(masked_best, held, peer_held, best.path):
+                # the question names a relation the topic lacks: the plan is a detour
+                planning.unheld[(best.span, best.topic.value)] = 1.0
         return planning
-
-    def _names_lacking(self, planning: Planning, question: str) -> None:
-        """Where the question names a relation the best plan's topic lacks, and its path
-        leaves it out or starts elsewhere (``RelationMentions.names_lacking``), the
-        plan is a detour: its ``unheld`` is 1."""
-        best = planning.plans[0].candidate
-        held = {p for p, _ in self.graph.relation_steps([best.topic])}
-        if self.mentions.names_lacking(mask(question, best.span), self.graph, held, best.path):
-            planning.unheld[(best.span, best.topic.value)] = 1.0
 
     def _cover(
         self, question: str, candidates: list[Candidate], learned: bool, worded: set[str]
@@ -324,11 +322,14 @@ class Planner:
         vectors: Any,
         peers: bool,
         unheld: dict[tuple[str, str], float] | None = None,
+        steps: dict[tuple[str, str], tuple[set[NamedNode], set[NamedNode]]] | None = None,
     ) -> list[Candidate]:
         """Zero-shot candidates: each span's paths, scored by ``path_reading.py`` against
         its masked question (``vectors``); the question may ask for the topic's
         ``peers``. ``unheld``, where given, gets per (span, topic IRI) how much better
-        a path the topic lacks but its peers hold reads (``PathReading.unheld``)."""
+        a path the topic lacks but its peers hold reads (``PathReading.unheld``);
+        ``steps`` the relations the topic holds and those its peers hold (for
+        ``RelationMentions.names_lacking``)."""
         found: list[Candidate] = []
         for (span, topic), vector in zip(spans, vectors, strict=True):
             paths = grow(
@@ -344,6 +345,10 @@ class Planner:
             top = max(scores)
             if unheld is not None:
                 unheld[(span, topic.value)] = self.reading.unheld(grown, top, vector, peers=peers)
+            if steps is not None:
+                held = {p for path in grown if len(path) == 1 for p, _ in path}
+                peer_held = {p for p, _ in peer_steps(grown, same_relation=True)}
+                steps[(span, topic.value)] = (held, peer_held)
             weights = [math.exp((s - top) / TEMPERATURE) for s in scores]
             total = sum(weights)
             found += [

@@ -49,7 +49,11 @@ def planner(store: LocalStore, monkeypatch: pytest.MonkeyPatch, **config: object
     )
 
     def ranked(
-        spans: list[tuple[str, object]], vectors: object, peers: bool, unheld: object = None
+        spans: list[tuple[str, object]],
+        vectors: object,
+        peers: bool,
+        unheld: object = None,
+        steps: object = None,
     ) -> list[Candidate]:
         span, topic = spans[0]
         order = ("directedBy", "releaseDate", "releaseYear")

@@ -61,8 +61,15 @@ def test_a_relation_named_by_its_noun(sample: LocalStore) -> None:
         ),
         # an actor who wrote nothing, answered with his films
         ("NE wrote what", ("starred_actors",), (("starred_actors", False),), True),
+        # a director's films' actors: the first hop goes unsaid
+        ("who starred in NE movies", ("directed_by",), (("directed_by", False),), True),
+        (
+            "who starred in NE movies",
+            ("directed_by",),
+            (("directed_by", False), ("starred_actors", True)),
+            False,
+        ),
         # a writer's films' actors: the topic lacks starring, which the path takes
-        # after the relation the question names first
         (
             "who starred in the films written by NE",
             ("written_by",),
@@ -82,7 +89,17 @@ def test_a_question_that_names_a_relation_its_topic_lacks(
     mentions = RelationMentions(HashEncoder(), Verbalizer(sample))
     steps = tuple((NamedNode(METAQA + p), forward) for p, forward in path)
     topic_has = {NamedNode(METAQA + p) for p in held}
-    assert mentions.names_lacking(masked, sample, topic_has, steps) is lacking
+    peers_have = {NamedNode(METAQA + p) for p in ("written_by", "starred_actors", "directed_by")}
+    assert mentions.names_lacking(masked, topic_has, peers_have, steps) is lacking
+
+
+def test_a_relation_no_peer_holds_is_not_the_topics_to_lack(sample: LocalStore) -> None:
+    """ "Language" names a film's language; a country's peers have none."""
+    mentions = RelationMentions(HashEncoder(), Verbalizer(sample))
+    written, starring = NamedNode(METAQA + "written_by"), NamedNode(METAQA + "starred_actors")
+    path = ((starring, False),)
+    assert mentions.names_lacking("NE wrote what", {starring}, {written}, path)
+    assert not mentions.names_lacking("NE wrote what", {starring}, set(), path)
 
 
 def test_a_path_that_leaves_out_a_named_relation_covers_less(store: LocalStore) -> None:
@@ -106,7 +123,11 @@ def planner(store: LocalStore, monkeypatch: pytest.MonkeyPatch, **config: object
     )
 
     def ranked(
-        spans: list[tuple[str, object]], vectors: object, peers: bool, unheld: object = None
+        spans: list[tuple[str, object]],
+        vectors: object,
+        peers: bool,
+        unheld: object = None,
+        steps: object = None,
     ) -> list[Candidate]:
         span, topic = spans[0]
         return [

@@ -152,12 +152,12 @@ class Planner:
         if candidates and not planning.plans:
             planning.notes.append("no planned relation path reaches anything")
         if mode == "zero-shot" and planning.plans:
-            best = planning.plans[0].candidate
-            held, peer_held = steps.get((best.span, best.topic.value), (set(), set()))
-            masked_best = mask(question, best.span)
-            if self.mentions.names_lacking(masked_best, held, peer_held, best.path):
-                # the question names a relation the topic lacks: the plan is a detour
-                planning.unheld[(best.span, best.topic.value)] = 1.0
+            chosen = planning.plans[0].candidate
+            key = (chosen.span, chosen.topic.value)
+            held, peer_held = steps.get(key, (set(), set()))
+            masked_chosen = mask(question, chosen.span)
+            if self.mentions.names_lacking(masked_chosen, held, peer_held, chosen.path):
+                planning.unheld[key] = 1.0  # it names a relation the topic lacks: a detour
         return planning
 
     def _cover(

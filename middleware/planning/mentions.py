@@ -57,17 +57,25 @@ def word_sequences(masked: str, longest: int = 3) -> list[str]:
 
 
 def shared_words(masked: str, count: int = 2) -> str:
-    """The ``count`` words after the question's word of sharing, which name what is
-    shared: "screenwriter as" in "which films have the same screenwriter as NE" (""
-    where it has none).
+    """The ``count`` words after the question's words of sharing (and any article
+    between), which name what is shared: "screenwriter as" in "which films share the
+    same screenwriter as NE" ("" where it has none).
 
     >>> shared_words("the movies that share directors with NE were written by who")
     'directors with'
     """
-    found = PEER_WORDS.search(masked)
-    if found is None:
+    found = list(PEER_WORDS.finditer(masked))
+    if not found:
         return ""
-    return " ".join(WORD.findall(masked[found.end() :])[:count])
+    end = found[0].end()
+    for match in found[1:]:  # "also share the same": one run of sharing words
+        if masked[end : match.start()].strip(" ").lower() not in ("", "the", "a", "an"):
+            break
+        end = match.end()
+    words = WORD.findall(masked[end:])
+    while words and words[0].lower() in ("the", "a", "an"):
+        words.pop(0)
+    return " ".join(words[:count])
 
 
 class RelationMentions:

@@ -10,7 +10,7 @@ from pyoxigraph import NamedNode
 from middleware import sample_store
 from middleware.config.methods import PlanSettings
 from middleware.kg.backends.local import LocalStore
-from middleware.planning.mentions import MISSED, RelationMentions, word_sequences
+from middleware.planning.mentions import MISSED, RelationMentions, shared_words, word_sequences
 from middleware.planning.planner import Planner
 from middleware.planning.plans import Candidate
 from middleware.planning.relpaths import path_key
@@ -91,6 +91,21 @@ def test_a_question_that_names_a_relation_its_topic_lacks(
     topic_has = {NamedNode(METAQA + p) for p in held}
     peers_have = {NamedNode(METAQA + p) for p in ("written_by", "starred_actors", "directed_by")}
     assert mentions.names_lacking(masked, topic_has, peers_have, steps) is lacking
+
+
+@pytest.mark.parametrize(
+    ("masked", "shared"),
+    [
+        ("which films have the same screenwriter as NE", "screenwriter as"),
+        ("which films share the same screenwriter as NE", "screenwriter as"),
+        ("which films also share the same writer as NE", "writer as"),
+        ("the movies that share directors with NE were written by who", "directors with"),
+        ("who directed NE", ""),
+    ],
+)
+def test_the_words_that_name_what_is_shared(masked: str, shared: str) -> None:
+    """Past every word of sharing and article: "share the same screenwriter"."""
+    assert shared_words(masked) == shared
 
 
 def test_a_relation_no_peer_holds_is_not_the_topics_to_lack(sample: LocalStore) -> None:

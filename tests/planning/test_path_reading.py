@@ -282,6 +282,8 @@ def test_a_relation_the_question_names_and_the_topic_lacks_is_unheld(
     assert 0.0 < alba.unheld_share < 1.0
     peers = lacking_director.plan("which films have the same screenwriter as Heat")
     assert peers.unheld_share == 1.0
+    worded = lacking_director.plan("which films share the same screenwriter as Heat")
+    assert worded.unheld_share == 1.0
     assert lacking_director.plan("what films did Jessica Alba star in").unheld_share < 1.0
     assert lacking_director.plan("who directed Heat").unheld_share == 0.0
 

@@ -146,8 +146,7 @@ class RelationMentions:
         lacked = sorted(peers - held, key=lambda p: p.value)
         if not lacked:
             return False
-        first = path[0][0]
-        named = self.named(masked, [*lacked, *held, first])
+        named = self.named(masked, [*lacked, *held])
         closest_held = max((named[p] for p in held), default=0.0)
         asked = [p for p in lacked if named[p] >= max(NAMED_LACKING, closest_held + 1e-6)]
         if not asked:
@@ -157,6 +156,7 @@ class RelationMentions:
         shared = shared_words(masked)
         if not shared or not starts_out_and_back(path):
             return False
+        first = path[0][0]
         named = self.named(shared, [*asked, first])
         return max(named[p] for p in asked) >= max(NAMED_LACKING, named[first] + 1e-6)
 

@@ -14,7 +14,8 @@ Where the profile names its relations as nouns too (``kgmw:nounLabel``: a film's
 name relations by such nouns ("which films share the same screenwriter as NE"), and
 MiniLM reads "screenwriter" no closer to "written by" than to "directed by". On
 MetaQA dev (fold 0, 300 per hop count, seed 5) the first answers went from 229 / 241 /
-182 to 257 / 244 / 198 right (seed 11: 224 / 254 / 171 to 258 / 255 / 196).
+182 to 257 / 247 / 200 right, with the question's words read against the nouns too
+(``mentions.py``; seed 11: 224 / 254 / 171 to 262 / 255 / 195).
 
 A question that asks for the topic's peers ("which films share the director of NE",
 "who starred together with NE") is answered by a path that starts out and straight
@@ -143,8 +144,8 @@ class PathReading:
     between threads). A path's score is linear in its questions' vectors, so only
     their mean is kept, once per path. Only a ``SHORTLIST`` of a topic's paths, those
     whose bare phrase reads best, is asked as questions: four texts a path (seven with
-    nouns) cost as many times the encoding (on 300 MetaQA dev questions the best path by questions was
-    among the 20 best by phrase every time)."""
+    nouns) cost as many times the encoding (on 300 MetaQA dev questions the best path
+    by questions was among the 20 best by phrase every time)."""
 
     def __init__(self, encoder: Encoder, verbalizer: Verbalizer) -> None:
         self.encoder = encoder

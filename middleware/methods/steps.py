@@ -10,7 +10,7 @@
   confidence, and the policy (``answer_graph_only``, ``answer_min_confidence``,
   ``answer_foreign_margin``) that withholds an unsupported or unsure answer, or one to
   a question that asks for a relation the source does not hold, as "not in the graph",
-  kept as the guess.
+  kept as the guess (an empty reply guesses nothing: "not in the graph" with no guess).
 
 Confidence (0-1): an empty answer scores 0; an unsupported answer 0.1 with no evidence
 at all, else 0.2; a supported answer 0.5 + 0.5 × share, where share is the method's own
@@ -281,6 +281,8 @@ def finish(
             run.warn(f"the answer {text!r} was withheld: {why}")
             guess = Guess(text, score, kept, why, chains)
             text, kept, chains, given = NOT_FOUND, [], [], False
+    elif not given and text != NOT_FOUND and policy.graph_only and grounding != "not-applicable":
+        text = NOT_FOUND  # an empty reply gave no answer the graph supports; nothing to guess
     elif given and chains and run.choices and policy.graph_only and policy.foreign_margin > 0:
         read = foreign_read(run, chains)  # a pick stands; say when the choices may all miss
         if read is not None and read.margin >= policy.foreign_margin:

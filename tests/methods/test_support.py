@@ -63,6 +63,18 @@ def test_an_answer_only_mentioned_in_the_evidence_is_not_in_the_graph(kg: LocalS
     assert data["guess"]["answer"] == "Ridley Scott" and data["support"] == []
 
 
+def test_an_empty_reply_is_not_in_the_graph(kg: LocalStore) -> None:
+    """A model that answers nothing has given no answer the graph supports."""
+    answer = RoK(rok_llm(""), kg).run("Who directed Heat?")
+    assert answer.answer == NOT_FOUND and not answer.found and answer.confidence == 0.0
+    assert answer.guess is None  # nothing was guessed
+    assert any("empty answer" in w for w in answer.warnings)
+    assert answer_dict(answer)["answer"] is None
+    lenient = AnswerPolicy(graph_only=False)  # today's behaviour: the empty reply stands
+    kept = RoK(rok_llm(""), kg, policy=lenient).run("Who directed Heat?")
+    assert kept.answer == "" and kept.found
+
+
 def test_graph_only_off_gives_the_unsupported_answer_marked_ungrounded(kg: LocalStore) -> None:
     lenient = AnswerPolicy(graph_only=False)
     answer = RoK(rok_llm("Ridley Scott"), kg, policy=lenient).run("Who directed Heat?")

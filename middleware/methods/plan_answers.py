@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Protocol
 
-from pyoxigraph import NamedNode
+from pyoxigraph import Literal, NamedNode
 
 from middleware.config.methods import PlanSettings
 from middleware.kg.base import KnowledgeGraph
@@ -116,15 +116,25 @@ def answer_from_plan(
     items: int,
 ) -> Answer:
     """Step ``answer`` of a confident plan: the names of the first ``items`` entities its
-    best plan reaches, with no LLM call."""
+    best plan reaches, with no LLM call. A plan that reaches only literals ("1997")
+    answers with their values, which no walk supports (answers are entities), so they
+    are withheld as the guess under ``answer_graph_only``, with a warning that says so."""
     with run.step("answer") as step:
         chosen = planning.answers()[:items]
         verbalizer.prepare(chosen)
         names = [verbalizer.name(n) for n in chosen]
+        entities = [
+            AnswerEntity(n.value, name, graph.name) for n, name in zip(chosen, names, strict=True)
+        ]
+        if not chosen:
+            ends = (w.nodes[-1] for w in planning.plans[0].walks if w.hops)
+            names = list(dict.fromkeys(e.value for e in ends if isinstance(e, Literal)))[:items]
+            run.warn(
+                f"the best plan reaches only literal values ({', '.join(names[:3])}); an "
+                "answer must be a graph entity the walks reach, so they are not supported",
+                step,
+            )
         step.parsed = text = ", ".join(names)
-    entities = [
-        AnswerEntity(n.value, name, graph.name) for n, name in zip(chosen, names, strict=True)
-    ]
     return finish(
         run,
         text,

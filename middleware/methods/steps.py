@@ -282,7 +282,9 @@ def finish(
             guess = Guess(text, score, kept, why, chains)
             text, kept, chains, given = NOT_FOUND, [], [], False
     elif not given and text != NOT_FOUND and policy.graph_only and grounding != "not-applicable":
-        text = NOT_FOUND  # an empty reply gave no answer the graph supports; nothing to guess
+        # an empty reply gave no answer the graph supports; there is nothing to guess
+        run.warn("nothing was answered, so the graph is said not to hold the answer")
+        text, kept, chains = NOT_FOUND, [], []
     elif given and chains and run.choices and policy.graph_only and policy.foreign_margin > 0:
         read = foreign_read(run, chains)  # a pick stands; say when the choices may all miss
         if read is not None and read.margin >= policy.foreign_margin:
@@ -297,7 +299,7 @@ def finish(
         usage=run.usage(),
         grounding=grounding,
         grounded=bool(chains),
-        confidence=score if given else 0.0,  # an empty reply: 0, yet not withheld
+        confidence=score if given else 0.0,  # an empty reply: 0 (withheld under graph_only)
         warnings=list(run.warnings),
         choices=run.choices,
         sources=[g.name for g in run.graphs],

@@ -20,6 +20,8 @@ from middleware.methods.rok import RoK
 from middleware.methods.run import AnswerPolicy
 from middleware.methods.support import find_support, support_path
 from middleware.serialize.answer_json import answer_dict
+from middleware.testing.graphs import films_path
+from middleware.testing.llms import first_option_or
 from middleware.testing.methods import quick_settings
 
 KB = """\
@@ -104,6 +106,23 @@ def test_a_span_inside_a_longer_name_is_a_weak_link(kg: LocalStore) -> None:
     strong = method.run("Who directed the film Nine?")
     assert strong.found and strong.answer == "Rob Marshall" and strong.confidence >= 0.5
     assert strong.support and strong.support[0].weak is None
+
+
+def test_a_plan_that_reaches_only_values_keeps_them_as_the_guess() -> None:
+    """A year held as a literal is not an entity a walk supports (yet): the plan's
+    values are the guess, and a warning says why, not a silent empty answer."""
+    films = LocalStore(profile="generic", name="films")
+    films.load([films_path()])
+    method = build_method("plan", quick_settings(), first_option_or("1997"), films)
+    answer = method.run("What is the release year of Titanic?")
+    assert not answer.found and answer.guess is not None
+    assert answer.guess.answer == "1997"
+    assert any("literal" in w and "1997" in w for w in answer.warnings)
+    lenient = build_method(
+        "plan", quick_settings(answer_graph_only=False), first_option_or("x"), films
+    )
+    given = lenient.run("What is the release year of Titanic?")
+    assert given.answer == "1997" and not given.grounded
 
 
 def test_plan_support_is_the_walk_from_the_topic(kg: LocalStore) -> None:

@@ -281,7 +281,7 @@ def finish(
             run.warn(f"the answer {text!r} was withheld: {why}")
             guess = Guess(text, score, kept, why, chains)
             text, kept, chains, given = NOT_FOUND, [], [], False
-    elif not given and text != NOT_FOUND and policy.graph_only and grounding != "not-applicable":
+    elif not text and policy.graph_only and grounding != "not-applicable":
         # an empty reply gave no answer the graph supports; there is nothing to guess
         run.warn("nothing was answered, so the graph is said not to hold the answer")
         text, kept, chains = NOT_FOUND, [], []
